@@ -1,0 +1,693 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""objperf's load engine: libcurl multi handles driven without the GIL.
+
+One multi handle per engine thread, exactly ``concurrency`` easy handles
+("slots") spread over the threads, so libcurl never queues a request and the
+time to first byte it reports is honest.  Every finished request writes one
+row into a per-thread ring of preallocated NumPy columns; Python drains the
+rings while the run goes, so no Python object is made per request.
+"""
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
+from posix.unistd cimport pwrite
+
+cimport numpy as cnp
+import numpy as np
+
+from objperf._engine.curl cimport *
+
+cnp.import_array()
+curl_global_init(CURL_GLOBAL_DEFAULT)
+
+cdef enum:
+    SINK_DISCARD = 0
+    SINK_RAM = 1
+    SINK_FILE = 2
+    ERRBUF_CAP = 2048
+    S3ERR_CAP = 32
+    IP_CAP = 46
+    STOP_NONE = 0
+    STOP_DRAIN = 1
+    STOP_ABORT = 2
+
+OP_GET = 0
+SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
+IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
+
+# Columns the engine fills, in ring order; the dataset adds run_id, bucket, key.
+ENGINE_COLUMNS = {
+    "thread": np.int16,
+    "slot": np.int32,
+    "op": np.int8,
+    "key_index": np.int32,
+    "offset": np.int64,
+    "length": np.int64,
+    "attempt": np.int16,
+    "status": np.int16,
+    "s3_error": np.dtype(f"S{S3ERR_CAP}"),
+    "curl_code": np.int32,
+    "bytes": np.int64,
+    "t_start": np.float64,
+    "dns_s": np.float64,
+    "connect_s": np.float64,
+    "tls_s": np.float64,
+    "pretransfer_s": np.float64,
+    "ttfb_s": np.float64,
+    "total_s": np.float64,
+    "remote_ip": np.dtype(f"S{IP_CAP}"),
+    "remote_port": np.int32,
+    "local_ip": np.dtype(f"S{IP_CAP}"),
+    "local_port": np.int32,
+    "ip_family": np.int8,
+    "http_version": np.int8,
+    "new_conn": np.bool_,
+    "crc32": np.uint32,
+}
+
+
+class EngineError(Exception):
+    """A libcurl call failed while setting the engine up."""
+
+
+cdef inline void check_easy(CURLcode code, str what) except *:
+    if code != CURLE_OK:
+        raise EngineError(f"{what}: {curl_easy_strerror(code).decode()}")
+
+
+ctypedef struct Ring:
+    int64_t cap
+    int64_t head
+    int64_t tail
+    int16_t *thread
+    int32_t *slot
+    int8_t *op
+    int32_t *key_index
+    int64_t *offset
+    int64_t *length
+    int16_t *attempt
+    int16_t *status
+    char *s3_error
+    int32_t *curl_code
+    int64_t *nbytes
+    double *t_start
+    double *dns_s
+    double *connect_s
+    double *tls_s
+    double *pretransfer_s
+    double *ttfb_s
+    double *total_s
+    char *remote_ip
+    int32_t *remote_port
+    char *local_ip
+    int32_t *local_port
+    int8_t *ip_family
+    int8_t *http_version
+    uint8_t *new_conn
+    uint32_t *crc32
+
+
+ctypedef struct Shared:
+    int64_t next_req
+    int64_t claimed_bytes
+    int64_t max_requests
+    int64_t max_bytes
+    double deadline
+    int stop
+    int nkeys
+    char **urls
+    int64_t *sizes
+    int64_t *nranges
+    int64_t range_size
+    int random_ranges
+    int sink
+    int verify
+    int *fds
+
+
+ctypedef struct ThreadState:
+    int index
+    CURLM *multi
+    Shared *shared
+    Ring ring
+    uint64_t rng
+    int64_t bytes_done
+    int64_t requests_done
+    int64_t errors
+
+
+ctypedef struct Slot:
+    CURL *easy
+    ThreadState *ts
+    int index
+    int busy
+    int key_index
+    int url_key
+    int64_t offset
+    int64_t length
+    double t_start
+    char *buf
+    int64_t cap
+    int64_t got
+    long status
+    int status_known
+    char errbuf[ERRBUF_CAP]
+    int errlen
+    unsigned long crc
+    char range_spec[64]
+
+
+cdef inline uint64_t xorshift(uint64_t *state) noexcept nogil:
+    cdef uint64_t x = state[0]
+    x ^= x << 13
+    x ^= x >> 7
+    x ^= x << 17
+    state[0] = x
+    return x
+
+
+cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    cdef Slot *s = <Slot *>userdata
+    cdef Shared *sh = s.ts.shared
+    cdef size_t total = size * nmemb
+    cdef int64_t room
+    cdef long code = 0
+    if not s.status_known:
+        curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+        s.status = code
+        s.status_known = 1
+    if s.status >= 300:
+        # Error bodies carry the S3 error code; keep the head of it, never sink it.
+        room = ERRBUF_CAP - 1 - s.errlen
+        if room > 0:
+            if <int64_t>total < room:
+                room = total
+            memcpy(s.errbuf + s.errlen, data, room)
+            s.errlen += room
+        return total
+    if sh.sink == SINK_RAM:
+        room = s.cap - s.got
+        if room > 0:
+            if <int64_t>total < room:
+                room = total
+            memcpy(s.buf + s.got, data, room)
+    elif sh.sink == SINK_FILE:
+        if pwrite(sh.fds[s.key_index], data, total, s.offset + s.got) != <ssize_t>total:
+            return 0
+    if sh.verify:
+        s.crc = op_crc32(s.crc, data, total)
+    s.got += total
+    s.ts.bytes_done += total
+    return total
+
+
+cdef bint start_next(Slot *s) noexcept nogil:
+    cdef ThreadState *ts = s.ts
+    cdef Shared *sh = ts.shared
+    cdef int64_t n, key, nr, r, size, prev
+    if op_atomic_load_int(&sh.stop) != STOP_NONE:
+        return False
+    if sh.deadline > 0 and op_now_mono() >= sh.deadline:
+        return False
+    n = op_atomic_add(&sh.next_req, 1)
+    if sh.max_requests >= 0 and n >= sh.max_requests:
+        return False
+    key = n % sh.nkeys
+    nr = sh.nranges[key]
+    if sh.random_ranges:
+        r = <int64_t>(xorshift(&ts.rng) % <uint64_t>nr)
+    else:
+        r = (n // sh.nkeys) % nr
+    size = sh.sizes[key]
+    s.key_index = <int>key
+    s.offset = r * sh.range_size
+    s.length = size - s.offset
+    if s.length > sh.range_size:
+        s.length = sh.range_size
+    if sh.max_bytes >= 0:
+        prev = op_atomic_add(&sh.claimed_bytes, s.length)
+        if prev >= sh.max_bytes:
+            return False
+    if s.url_key != key:
+        curl_easy_setopt(s.easy, CURLOPT_URL, sh.urls[key])
+        s.url_key = <int>key
+    if size > 0:
+        snprintf(s.range_spec, 64, "%lld-%lld", <long long>s.offset, <long long>(s.offset + s.length - 1))
+        curl_easy_setopt(s.easy, CURLOPT_RANGE, s.range_spec)
+    else:
+        curl_easy_setopt(s.easy, CURLOPT_RANGE, <char *>NULL)
+    s.got = 0
+    s.status = 0
+    s.status_known = 0
+    s.errlen = 0
+    s.crc = 0
+    s.t_start = op_now_wall()
+    if curl_multi_add_handle(ts.multi, s.easy) != CURLM_OK:
+        return False
+    s.busy = 1
+    return True
+
+
+cdef inline double info_seconds(CURL *easy, CURLINFO what) noexcept nogil:
+    cdef curl_off_t us = 0
+    curl_easy_getinfo(easy, what, &us)
+    return us * 1e-6
+
+
+cdef inline void copy_text(char *dst, const char *src, int cap) noexcept nogil:
+    cdef int i = 0
+    if src != NULL:
+        while i < cap and src[i] != 0:
+            dst[i] = src[i]
+            i += 1
+    while i < cap:
+        dst[i] = 0
+        i += 1
+
+
+cdef void copy_s3_error(Slot *s, char *dst) noexcept nogil:
+    cdef char *start
+    cdef char *end
+    cdef int n = 0
+    s.errbuf[s.errlen] = 0
+    start = strstr(s.errbuf, "<Code>")
+    if start != NULL:
+        start += 6
+        end = strstr(start, "</Code>")
+        if end != NULL:
+            n = <int>(end - start)
+    if n > S3ERR_CAP:
+        n = S3ERR_CAP
+    if n > 0:
+        memcpy(dst, start, n)
+    while n < S3ERR_CAP:
+        dst[n] = 0
+        n += 1
+
+
+cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
+    cdef ThreadState *ts = s.ts
+    cdef Ring *r = &ts.ring
+    cdef int64_t i
+    cdef long code = 0, port = 0, conns = 0, version = 0
+    cdef char *ip = NULL
+    while r.head - op_atomic_load(&r.tail) >= r.cap:
+        op_sleep_ms(1)  # the reader is behind; Python drains the ring every few ms
+    i = r.head % r.cap
+    curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+    r.thread[i] = <int16_t>ts.index
+    r.slot[i] = s.index
+    r.op[i] = 0
+    r.key_index[i] = s.key_index
+    r.offset[i] = s.offset
+    r.length[i] = s.length
+    r.attempt[i] = 0
+    r.status[i] = <int16_t>code
+    copy_s3_error(s, r.s3_error + i * S3ERR_CAP)
+    r.curl_code[i] = <int32_t>result
+    r.nbytes[i] = s.got if code < 300 else 0
+    r.t_start[i] = s.t_start
+    r.dns_s[i] = info_seconds(s.easy, CURLINFO_NAMELOOKUP_TIME_T)
+    r.connect_s[i] = info_seconds(s.easy, CURLINFO_CONNECT_TIME_T)
+    r.tls_s[i] = info_seconds(s.easy, CURLINFO_APPCONNECT_TIME_T)
+    r.pretransfer_s[i] = info_seconds(s.easy, CURLINFO_PRETRANSFER_TIME_T)
+    r.ttfb_s[i] = info_seconds(s.easy, CURLINFO_STARTTRANSFER_TIME_T)
+    r.total_s[i] = info_seconds(s.easy, CURLINFO_TOTAL_TIME_T)
+    curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_IP, &ip)
+    copy_text(r.remote_ip + i * IP_CAP, ip, IP_CAP)
+    r.ip_family[i] = 0 if ip == NULL or ip[0] == 0 else (6 if strchr(ip, 58) != NULL else 4)
+    curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_PORT, &port)
+    r.remote_port[i] = <int32_t>port
+    ip = NULL
+    curl_easy_getinfo(s.easy, CURLINFO_LOCAL_IP, &ip)
+    copy_text(r.local_ip + i * IP_CAP, ip, IP_CAP)
+    port = 0
+    curl_easy_getinfo(s.easy, CURLINFO_LOCAL_PORT, &port)
+    r.local_port[i] = <int32_t>port
+    curl_easy_getinfo(s.easy, CURLINFO_HTTP_VERSION, &version)
+    if version == CURL_HTTP_VERSION_1_0:
+        r.http_version[i] = 10
+    elif version == CURL_HTTP_VERSION_1_1:
+        r.http_version[i] = 11
+    elif version == CURL_HTTP_VERSION_2_0:
+        r.http_version[i] = 20
+    elif version == CURL_HTTP_VERSION_3:
+        r.http_version[i] = 30
+    else:
+        r.http_version[i] = 0
+    curl_easy_getinfo(s.easy, CURLINFO_NUM_CONNECTS, &conns)
+    r.new_conn[i] = 1 if conns > 0 else 0
+    r.crc32[i] = <uint32_t>s.crc
+    op_atomic_store(&r.head, r.head + 1)
+    ts.requests_done += 1
+    if result != CURLE_OK or code >= 400 or code == 0:
+        ts.errors += 1
+
+
+cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
+    """Keep every slot of this thread busy until the plan or a stop ends it."""
+    cdef Shared *sh = ts.shared
+    cdef int i, running = 0, left = 0, active = 0
+    cdef CURLMsg *msg
+    cdef CURL *easy
+    cdef CURLcode result
+    cdef void *priv = NULL
+    cdef Slot *s
+    i = ts.index
+    while i < nslots:
+        if start_next(&slots[i]):
+            active += 1
+        i += stride
+    while active > 0:
+        if op_atomic_load_int(&sh.stop) == STOP_ABORT:
+            break
+        curl_multi_perform(ts.multi, &running)
+        while True:
+            msg = curl_multi_info_read(ts.multi, &left)
+            if msg == NULL:
+                break
+            if msg.msg != CURLMSG_DONE:
+                continue
+            easy = msg.easy_handle
+            result = op_msg_result(msg)
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv)
+            s = <Slot *>priv
+            finish_request(s, result)
+            curl_multi_remove_handle(ts.multi, easy)
+            s.busy = 0
+            active -= 1
+            if start_next(s):
+                active += 1
+        if active == 0:
+            break
+        curl_multi_poll(ts.multi, NULL, 0, 100, NULL)
+    i = ts.index
+    while i < nslots:
+        if slots[i].busy:
+            curl_multi_remove_handle(ts.multi, slots[i].easy)
+            slots[i].busy = 0
+        i += stride
+
+
+cdef class Engine:
+    """Run one read workload: ``Engine(urls, sizes, ...)``, then ``start()``,
+    ``drain()`` rows while ``running``, ``stop()`` to end early, ``join()``."""
+
+    cdef Shared shared
+    cdef ThreadState *threads
+    cdef Slot *slots
+    cdef int nthreads
+    cdef int nslots
+    cdef curl_slist *connect_to
+    cdef list _keep          # every object whose memory C points into
+    cdef list _rings         # per thread: dict of column arrays
+    cdef list _buffers       # per slot: RAM sink buffer (NumPy)
+    cdef list _pythreads
+    cdef object _lock
+
+    def __cinit__(self):
+        self.threads = NULL
+        self.slots = NULL
+        self.connect_to = NULL
+        self.shared.urls = NULL
+        self.shared.sizes = NULL
+        self.shared.nranges = NULL
+        self.shared.fds = NULL
+        self.nthreads = 0
+        self.nslots = 0
+
+    def __init__(self, urls, sizes, *, int concurrency=16, int threads=1, int64_t range_size=8 << 20,
+                 str sink="ram", bint random_ranges=False, fds=None, int64_t max_requests=-1,
+                 int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
+                 str http_version="1.1", bint tls=False, int64_t buffer_size=4 << 20,
+                 double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
+                 int ring_capacity=1 << 16):
+        cdef int i, k, nkeys = len(urls)
+        cdef Slot *s
+        cdef ThreadState *ts
+        cdef cnp.ndarray arr
+        if nkeys == 0 or len(sizes) != nkeys:
+            raise ValueError("urls and sizes must be non-empty and the same length")
+        if concurrency < 1 or threads < 1 or range_size < 1 or ring_capacity < 1:
+            raise ValueError("concurrency, threads, range_size and ring_capacity must be positive")
+        if sink not in SINKS:
+            raise ValueError(f"sink must be one of {sorted(SINKS)}")
+        if ip not in IP_RESOLVE:
+            raise ValueError("ip must be 'any', '4' or '6'")
+        if sink == "file" and (fds is None or len(fds) != nkeys):
+            raise ValueError("the file sink needs one open file descriptor per key")
+        self._keep = []
+        self._rings = []
+        self._buffers = []
+        self._pythreads = []
+        self.nthreads = min(threads, concurrency)
+        self.nslots = concurrency
+
+        cdef Shared *sh = &self.shared
+        sh.next_req = 0
+        sh.claimed_bytes = 0
+        sh.max_requests = max_requests
+        sh.max_bytes = max_bytes
+        sh.deadline = 0
+        sh.stop = STOP_NONE
+        sh.nkeys = nkeys
+        sh.range_size = range_size
+        sh.random_ranges = random_ranges
+        sh.sink = SINKS[sink]
+        sh.verify = verify
+        sh.urls = <char **>calloc(nkeys, sizeof(char *))
+        sh.sizes = <int64_t *>calloc(nkeys, sizeof(int64_t))
+        sh.nranges = <int64_t *>calloc(nkeys, sizeof(int64_t))
+        sh.fds = <int *>calloc(nkeys, sizeof(int))
+        if sh.urls == NULL or sh.sizes == NULL or sh.nranges == NULL or sh.fds == NULL:
+            raise MemoryError()
+        for k in range(nkeys):
+            url = urls[k] if isinstance(urls[k], bytes) else urls[k].encode()
+            self._keep.append(url)
+            sh.urls[k] = url
+            sh.sizes[k] = sizes[k]
+            if sizes[k] < 0:
+                raise ValueError("object sizes must be >= 0")
+            sh.nranges[k] = max(1, (sizes[k] + range_size - 1) // range_size)
+            sh.fds[k] = fds[k] if fds is not None else -1
+
+        for entry in connect_to:
+            self.connect_to = curl_slist_append(self.connect_to, entry.encode())
+
+        self.threads = <ThreadState *>calloc(self.nthreads, sizeof(ThreadState))
+        self.slots = <Slot *>calloc(self.nslots, sizeof(Slot))
+        if self.threads == NULL or self.slots == NULL:
+            raise MemoryError()
+        for i in range(self.nthreads):
+            ts = &self.threads[i]
+            ts.index = i
+            ts.shared = sh
+            ts.rng = (seed + <uint64_t>i * 0x2545F4914F6CDD1D) | 1
+            ts.multi = curl_multi_init()
+            if ts.multi == NULL:
+                raise EngineError("curl_multi_init failed")
+            per_thread = (self.nslots + self.nthreads - 1) // self.nthreads
+            curl_multi_setopt(ts.multi, CURLMOPT_MAXCONNECTS, <long>(per_thread + 4))
+            curl_multi_setopt(ts.multi, CURLMOPT_PIPELINING,
+                              <long>(CURLPIPE_MULTIPLEX if http_version == "2" else CURLPIPE_NOTHING))
+            self._rings.append(self._make_ring(ts, ring_capacity))
+
+        slot_cap = range_size if sink == "ram" else 0
+        if sink == "ram":
+            slot_cap = min(range_size, max(max(sizes), 1))
+        for i in range(self.nslots):
+            s = &self.slots[i]
+            s.index = i
+            s.ts = &self.threads[i % self.nthreads]
+            s.url_key = -1
+            s.easy = curl_easy_init()
+            if s.easy == NULL:
+                raise EngineError("curl_easy_init failed")
+            if sink == "ram":
+                arr = np.empty(slot_cap, dtype=np.uint8)
+                self._buffers.append(arr)
+                s.buf = <char *>cnp.PyArray_DATA(arr)
+                s.cap = slot_cap
+            self._configure_easy(s, ip, interface, http_version, tls, buffer_size, timeout, connect_timeout)
+
+    cdef dict _make_ring(self, ThreadState *ts, int capacity):
+        cdef Ring *r = &ts.ring
+        cols = {name: np.zeros(capacity, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+        r.cap = capacity
+        r.head = 0
+        r.tail = 0
+        r.thread = <int16_t *>cnp.PyArray_DATA(cols["thread"])
+        r.slot = <int32_t *>cnp.PyArray_DATA(cols["slot"])
+        r.op = <int8_t *>cnp.PyArray_DATA(cols["op"])
+        r.key_index = <int32_t *>cnp.PyArray_DATA(cols["key_index"])
+        r.offset = <int64_t *>cnp.PyArray_DATA(cols["offset"])
+        r.length = <int64_t *>cnp.PyArray_DATA(cols["length"])
+        r.attempt = <int16_t *>cnp.PyArray_DATA(cols["attempt"])
+        r.status = <int16_t *>cnp.PyArray_DATA(cols["status"])
+        r.s3_error = <char *>cnp.PyArray_DATA(cols["s3_error"])
+        r.curl_code = <int32_t *>cnp.PyArray_DATA(cols["curl_code"])
+        r.nbytes = <int64_t *>cnp.PyArray_DATA(cols["bytes"])
+        r.t_start = <double *>cnp.PyArray_DATA(cols["t_start"])
+        r.dns_s = <double *>cnp.PyArray_DATA(cols["dns_s"])
+        r.connect_s = <double *>cnp.PyArray_DATA(cols["connect_s"])
+        r.tls_s = <double *>cnp.PyArray_DATA(cols["tls_s"])
+        r.pretransfer_s = <double *>cnp.PyArray_DATA(cols["pretransfer_s"])
+        r.ttfb_s = <double *>cnp.PyArray_DATA(cols["ttfb_s"])
+        r.total_s = <double *>cnp.PyArray_DATA(cols["total_s"])
+        r.remote_ip = <char *>cnp.PyArray_DATA(cols["remote_ip"])
+        r.remote_port = <int32_t *>cnp.PyArray_DATA(cols["remote_port"])
+        r.local_ip = <char *>cnp.PyArray_DATA(cols["local_ip"])
+        r.local_port = <int32_t *>cnp.PyArray_DATA(cols["local_port"])
+        r.ip_family = <int8_t *>cnp.PyArray_DATA(cols["ip_family"])
+        r.http_version = <int8_t *>cnp.PyArray_DATA(cols["http_version"])
+        r.new_conn = <uint8_t *>cnp.PyArray_DATA(cols["new_conn"])
+        r.crc32 = <uint32_t *>cnp.PyArray_DATA(cols["crc32"])
+        return cols
+
+    cdef _configure_easy(self, Slot *s, str ip, interface, str http_version, bint tls,
+                         int64_t buffer_size, double timeout, double connect_timeout):
+        cdef CURL *e = s.easy
+        cdef long version
+        check_easy(curl_easy_setopt(e, CURLOPT_PRIVATE, <void *>s), "CURLOPT_PRIVATE")
+        check_easy(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body), "CURLOPT_WRITEFUNCTION")
+        check_easy(curl_easy_setopt(e, CURLOPT_WRITEDATA, <void *>s), "CURLOPT_WRITEDATA")
+        check_easy(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
+        check_easy(curl_easy_setopt(e, CURLOPT_TCP_NODELAY, <long>1), "CURLOPT_TCP_NODELAY")
+        check_easy(curl_easy_setopt(e, CURLOPT_BUFFERSIZE, <long>buffer_size), "CURLOPT_BUFFERSIZE")
+        check_easy(curl_easy_setopt(e, CURLOPT_IPRESOLVE, <long>IP_RESOLVE[ip]), "CURLOPT_IPRESOLVE")
+        check_easy(curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, <long>(timeout * 1000)), "CURLOPT_TIMEOUT_MS")
+        check_easy(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, <long>(connect_timeout * 1000)),
+                   "CURLOPT_CONNECTTIMEOUT_MS")
+        if self.connect_to != NULL:
+            check_easy(curl_easy_setopt(e, CURLOPT_CONNECT_TO, self.connect_to), "CURLOPT_CONNECT_TO")
+        if interface:
+            name = interface.encode()
+            self._keep.append(name)
+            check_easy(curl_easy_setopt(e, CURLOPT_INTERFACE, <char *>name), "CURLOPT_INTERFACE")
+        if http_version == "1.1":
+            version = CURL_HTTP_VERSION_1_1
+        elif http_version == "2":
+            version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        else:
+            raise ValueError("http_version must be '1.1' or '2'")
+        check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
+
+    def __dealloc__(self):
+        cdef int i
+        if self.slots != NULL:
+            for i in range(self.nslots):
+                if self.slots[i].easy != NULL:
+                    if self.slots[i].busy:
+                        curl_multi_remove_handle(self.slots[i].ts.multi, self.slots[i].easy)
+                    curl_easy_cleanup(self.slots[i].easy)
+            free(self.slots)
+        if self.threads != NULL:
+            for i in range(self.nthreads):
+                if self.threads[i].multi != NULL:
+                    curl_multi_cleanup(self.threads[i].multi)
+            free(self.threads)
+        if self.connect_to != NULL:
+            curl_slist_free_all(self.connect_to)
+        free(self.shared.urls)
+        free(self.shared.sizes)
+        free(self.shared.nranges)
+        free(self.shared.fds)
+
+    # -- running -----------------------------------------------------------
+
+    def start(self, double duration=0.0):
+        """Start the engine threads; ``duration`` > 0 stops issuing requests after that many seconds."""
+        import threading
+        if self._pythreads:
+            raise RuntimeError("an Engine runs once")
+        if duration > 0:
+            self.shared.deadline = op_now_mono() + duration
+        for i in range(self.nthreads):
+            t = threading.Thread(target=self._thread_main, args=(i,), name=f"objperf-engine-{i}", daemon=True)
+            self._pythreads.append(t)
+            t.start()
+
+    def _thread_main(self, int index):
+        cdef ThreadState *ts = &self.threads[index]
+        cdef Slot *slots = self.slots
+        cdef int nslots = self.nslots, stride = self.nthreads
+        with nogil:
+            run_loop(ts, slots, nslots, stride)
+
+    def stop(self, bint abort=False):
+        """Issue no new requests; with ``abort`` also drop the ones in flight."""
+        cdef int i
+        op_atomic_store_int(&self.shared.stop, STOP_ABORT if abort else STOP_DRAIN)
+        for i in range(self.nthreads):
+            curl_multi_wakeup(self.threads[i].multi)
+
+    @property
+    def running(self):
+        return any(t.is_alive() for t in self._pythreads)
+
+    def join(self, timeout=None):
+        for t in self._pythreads:
+            t.join(timeout)
+        return not self.running
+
+    def progress(self):
+        """(body bytes, finished requests, failed requests) so far; cheap, for progress lines."""
+        cdef int i
+        cdef int64_t b = 0, n = 0, e = 0
+        for i in range(self.nthreads):
+            b += self.threads[i].bytes_done
+            n += self.threads[i].requests_done
+            e += self.threads[i].errors
+        return b, n, e
+
+    def drain(self):
+        """Copy out the rows finished since the last drain, as a dict of NumPy columns (or None)."""
+        cdef int i
+        cdef int64_t head, tail
+        cdef Ring *r
+        parts = []
+        for i in range(self.nthreads):
+            r = &self.threads[i].ring
+            head = op_atomic_load(&r.head)
+            tail = r.tail
+            if head == tail:
+                continue
+            idx = np.arange(tail, head, dtype=np.int64) % r.cap
+            parts.append({name: col.take(idx) for name, col in self._rings[i].items()})
+            op_atomic_store(&r.tail, head)
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        return {name: np.concatenate([p[name] for p in parts]) for name in ENGINE_COLUMNS}
+
+    def slot_buffer(self, int index):
+        """The RAM-sink buffer of one slot, as a NumPy uint8 array (no copy)."""
+        if not self._buffers:
+            raise ValueError("slot buffers exist only with the RAM sink")
+        return self._buffers[index]
+
+    @property
+    def concurrency(self):
+        return self.nslots
+
+    @property
+    def thread_count(self):
+        return self.nthreads
+
+
+cdef object text(const char *p):
+    return p.decode() if p != NULL else None
+
+
+def curl_versions():
+    """libcurl's own version strings (libcurl, TLS library, zlib, nghttp2)."""
+    cdef curl_version_info_data *v = curl_version_info(CURLVERSION_NOW)
+    return {
+        "libcurl": text(v.version),
+        "tls": text(v.ssl_version),
+        "zlib": text(v.libz_version),
+        "nghttp2": text(v.nghttp2_version),
+    }

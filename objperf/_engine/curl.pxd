@@ -1,0 +1,141 @@
+# libcurl, declared once (easy + multi interfaces, the parts objperf drives).
+from libc.stdint cimport int64_t
+
+cdef extern from "curl/curl.h" nogil:
+    ctypedef void CURL
+    ctypedef void CURLM
+    ctypedef int64_t curl_off_t
+
+    ctypedef enum CURLcode:
+        CURLE_OK
+        CURLE_WRITE_ERROR
+        CURLE_READ_ERROR
+        CURLE_ABORTED_BY_CALLBACK
+
+    ctypedef enum CURLMcode:
+        CURLM_OK
+
+    ctypedef enum CURLMSG:
+        CURLMSG_DONE
+
+    ctypedef enum CURLoption:
+        CURLOPT_URL
+        CURLOPT_PRIVATE
+        CURLOPT_WRITEFUNCTION
+        CURLOPT_WRITEDATA
+        CURLOPT_READFUNCTION
+        CURLOPT_READDATA
+        CURLOPT_HEADERFUNCTION
+        CURLOPT_HEADERDATA
+        CURLOPT_NOSIGNAL
+        CURLOPT_BUFFERSIZE
+        CURLOPT_UPLOAD_BUFFERSIZE
+        CURLOPT_IPRESOLVE
+        CURLOPT_CONNECT_TO
+        CURLOPT_INTERFACE
+        CURLOPT_HTTP_VERSION
+        CURLOPT_RANGE
+        CURLOPT_TIMEOUT_MS
+        CURLOPT_CONNECTTIMEOUT_MS
+        CURLOPT_HTTPHEADER
+        CURLOPT_UPLOAD
+        CURLOPT_INFILESIZE_LARGE
+        CURLOPT_CUSTOMREQUEST
+        CURLOPT_NOBODY
+        CURLOPT_HTTPGET
+        CURLOPT_TCP_NODELAY
+        CURLOPT_SSL_VERIFYPEER
+        CURLOPT_SSL_VERIFYHOST
+        CURLOPT_PIPEWAIT
+        CURLOPT_ACCEPT_ENCODING
+
+    ctypedef enum CURLMoption:
+        CURLMOPT_MAXCONNECTS
+        CURLMOPT_MAX_HOST_CONNECTIONS
+        CURLMOPT_PIPELINING
+
+    ctypedef enum CURLINFO:
+        CURLINFO_PRIVATE
+        CURLINFO_RESPONSE_CODE
+        CURLINFO_NAMELOOKUP_TIME_T
+        CURLINFO_CONNECT_TIME_T
+        CURLINFO_APPCONNECT_TIME_T
+        CURLINFO_PRETRANSFER_TIME_T
+        CURLINFO_STARTTRANSFER_TIME_T
+        CURLINFO_TOTAL_TIME_T
+        CURLINFO_PRIMARY_IP
+        CURLINFO_PRIMARY_PORT
+        CURLINFO_LOCAL_IP
+        CURLINFO_LOCAL_PORT
+        CURLINFO_NUM_CONNECTS
+        CURLINFO_HTTP_VERSION
+
+    enum:
+        CURL_GLOBAL_DEFAULT
+        CURL_IPRESOLVE_WHATEVER
+        CURL_IPRESOLVE_V4
+        CURL_IPRESOLVE_V6
+        CURL_HTTP_VERSION_1_1
+        CURL_HTTP_VERSION_2TLS
+        CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        CURL_HTTP_VERSION_1_0
+        CURL_HTTP_VERSION_2_0
+        CURL_HTTP_VERSION_3
+        CURLPIPE_NOTHING
+        CURLPIPE_MULTIPLEX
+        CURL_READFUNC_ABORT
+        CURLVERSION_NOW
+
+    struct curl_slist:
+        char *data
+        curl_slist *next
+
+    ctypedef struct CURLMsg:
+        CURLMSG msg
+        CURL *easy_handle
+
+    ctypedef struct curl_version_info_data:
+        const char *version
+        const char *ssl_version
+        const char *libz_version
+        const char *nghttp2_version
+        int features
+
+    CURLcode curl_global_init(long flags)
+    curl_version_info_data *curl_version_info(int age)
+
+    CURL *curl_easy_init()
+    void curl_easy_cleanup(CURL *handle)
+    CURLcode curl_easy_setopt(CURL *handle, CURLoption option, ...)
+    CURLcode curl_easy_getinfo(CURL *handle, CURLINFO info, ...)
+    const char *curl_easy_strerror(CURLcode code)
+
+    CURLM *curl_multi_init()
+    CURLMcode curl_multi_cleanup(CURLM *multi)
+    CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)
+    CURLMcode curl_multi_add_handle(CURLM *multi, CURL *easy)
+    CURLMcode curl_multi_remove_handle(CURLM *multi, CURL *easy)
+    CURLMcode curl_multi_perform(CURLM *multi, int *running)
+    CURLMcode curl_multi_poll(CURLM *multi, void *extra_fds, unsigned int extra_nfds, int timeout_ms, int *numfds)
+    CURLMcode curl_multi_wakeup(CURLM *multi)
+    CURLMsg *curl_multi_info_read(CURLM *multi, int *msgs_in_queue)
+    const char *curl_multi_strerror(CURLMcode code)
+
+    curl_slist *curl_slist_append(curl_slist *lst, const char *s)
+    void curl_slist_free_all(curl_slist *lst)
+
+
+ctypedef size_t (*curl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata) noexcept nogil
+
+
+cdef extern from "objperf_helpers.h" nogil:
+    CURLcode op_msg_result(CURLMsg *msg)
+    int64_t op_atomic_add(int64_t *p, int64_t v)
+    int64_t op_atomic_load(int64_t *p)
+    void op_atomic_store(int64_t *p, int64_t v)
+    int op_atomic_load_int(int *p)
+    void op_atomic_store_int(int *p, int v)
+    double op_now_mono()
+    double op_now_wall()
+    unsigned long op_crc32(unsigned long crc, const char *buf, size_t len)
+    void op_sleep_ms(int ms)

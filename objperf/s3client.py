@@ -1,0 +1,191 @@
+"""The S3 control plane: credentials, presigning, HEAD, listing, bucket set-up.
+
+Everything here goes through botocore (the standard AWS credential chain and
+SigV4).  The data plane — the load itself — never signs anything: it is handed
+presigned URLs, which are made once per key and never written anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import botocore.session
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ProfileNotFound,
+    ReadTimeoutError,
+)
+
+from objperf.errors import CredentialsError, TargetError, UsageError
+
+PRESIGN_MAX_SECONDS = 7 * 24 * 3600
+_DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "InvalidToken", "ExpiredToken"}
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """Where and as whom to talk S3.  ``credentials`` is only for the embedded server."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    profile: str | None = None
+    anonymous: bool = False
+    addressing: str = "auto"  # auto | path | virtual
+    credentials: tuple[str, str] | None = None
+
+    def describe(self) -> dict:
+        """The settings that may go into a manifest: never credentials."""
+        return {"endpoint": self.endpoint, "region": self.region, "profile": self.profile,
+                "anonymous": self.anonymous, "addressing": self.addressing}
+
+
+class S3Client:
+    """A botocore S3 client whose errors come out as objperf errors with one-line messages."""
+
+    def __init__(self, settings: S3Settings):
+        if settings.addressing not in ("auto", "path", "virtual"):
+            raise UsageError(f"bad addressing {settings.addressing!r}: use auto, path or virtual")
+        self.settings = settings
+        try:
+            session = botocore.session.get_session()
+            if settings.profile:
+                session.set_config_variable("profile", settings.profile)
+                session.get_scoped_config()  # raises ProfileNotFound now, not at first use
+            region = settings.region or session.get_config_variable("region") or "us-east-1"
+            config = Config(
+                signature_version=UNSIGNED if settings.anonymous else "s3v4",
+                s3={"addressing_style": settings.addressing},
+                retries={"max_attempts": 1, "mode": "standard"},
+                connect_timeout=10,
+                read_timeout=120,
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+            )
+            kwargs = {}
+            if settings.credentials:
+                kwargs = {"aws_access_key_id": settings.credentials[0], "aws_secret_access_key": settings.credentials[1]}
+            self._client = session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
+                                                 config=config, **kwargs)
+        except ProfileNotFound:
+            raise CredentialsError(f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
+        except ValueError as exc:
+            raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
+        self.region = region
+
+    @property
+    def endpoint(self) -> str:
+        return self._client.meta.endpoint_url
+
+    def _call(self, what: str, func, **params):
+        try:
+            return func(**params)
+        except NoCredentialsError:
+            raise CredentialsError(
+                "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
+            ) from None
+        except (EndpointConnectionError, ConnectTimeoutError) as exc:
+            raise TargetError(f"cannot reach endpoint {self.endpoint} ({type(exc).__name__})") from None
+        except ReadTimeoutError:
+            raise TargetError(f"endpoint {self.endpoint} did not answer {what} in time") from None
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code in _DENIED or status == 403:
+                raise CredentialsError(f"{what}: access denied ({code or status}); check the credentials or profile") from None
+            raise TargetError(f"{what}: {code or status} from {self.endpoint}") from None
+        except BotoCoreError as exc:
+            raise TargetError(f"{what}: {exc}") from None
+
+    def object_size(self, bucket: str, key: str) -> int:
+        """HEAD the object; a missing object or bucket is named as such."""
+        try:
+            head = self._call(f"HEAD s3://{bucket}/{key}", self._client.head_object, Bucket=bucket, Key=key)
+        except TargetError as exc:
+            if "404" in str(exc) or "NoSuch" in str(exc):
+                if not self.bucket_exists(bucket):
+                    raise TargetError(f"bucket {bucket!r} does not exist at {self.endpoint}") from None
+                raise TargetError(f"object s3://{bucket}/{key} does not exist") from None
+            raise
+        return int(head["ContentLength"])
+
+    def bucket_exists(self, bucket: str) -> bool:
+        try:
+            self._call(f"HEAD bucket {bucket}", self._client.head_bucket, Bucket=bucket)
+        except TargetError as exc:
+            if "404" in str(exc) or "NoSuch" in str(exc):
+                return False
+            raise
+        return True
+
+    def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
+        """(key, size) of objects under ``prefix``."""
+        found: list[tuple[str, int]] = []
+        token = None
+        while len(found) < limit:
+            params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": 1000}
+            if token:
+                params["ContinuationToken"] = token
+            page = self._call(f"LIST s3://{bucket}/{prefix}", self._client.list_objects_v2, **params)
+            found += [(item["Key"], int(item["Size"])) for item in page.get("Contents", [])]
+            if not page.get("IsTruncated"):
+                break
+            token = page.get("NextContinuationToken")
+        return found[:limit]
+
+    def presign(self, bucket: str, key: str, *, method: str = "get_object", expires: int = 24 * 3600,
+                extra: dict | None = None) -> str:
+        """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
+        expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
+        return self._call(f"presign s3://{bucket}/{key}", self._client.generate_presigned_url, ClientMethod=method,
+                          Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
+
+    def list_buckets(self) -> list[str]:
+        listing = self._call("list buckets", self._client.list_buckets)
+        return [b["Name"] for b in listing.get("Buckets", [])]
+
+    def create_bucket(self, bucket: str) -> None:
+        if not self.bucket_exists(bucket):
+            self._call(f"create bucket {bucket}", self._client.create_bucket, Bucket=bucket)
+
+    def put_object(self, bucket: str, key: str, body: bytes) -> None:
+        self._call(f"PUT s3://{bucket}/{key}", self._client.put_object, Bucket=bucket, Key=key, Body=body)
+
+    def put_large_object(self, bucket: str, key: str, payload: memoryview, part_size: int = 64 << 20) -> None:
+        """Upload ``payload`` as one object, in multipart parts when it is larger than one part."""
+        if len(payload) <= part_size:
+            self.put_object(bucket, key, bytes(payload))
+            return
+        what = f"multipart upload s3://{bucket}/{key}"
+        upload = self._call(what, self._client.create_multipart_upload, Bucket=bucket, Key=key)
+        upload_id = upload["UploadId"]
+        try:
+            parts = []
+            for number, start in enumerate(range(0, len(payload), part_size), start=1):
+                chunk = bytes(payload[start:start + part_size])
+                done = self._call(what, self._client.upload_part, Bucket=bucket, Key=key, UploadId=upload_id,
+                                  PartNumber=number, Body=chunk)
+                parts.append({"PartNumber": number, "ETag": done["ETag"]})
+            self._call(what, self._client.complete_multipart_upload, Bucket=bucket, Key=key, UploadId=upload_id,
+                       MultipartUpload={"Parts": parts})
+        except BaseException:
+            try:
+                self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+            except (BotoCoreError, ClientError):
+                pass
+            raise
+
+    def get_object(self, bucket: str, key: str, byte_range: str | None = None) -> bytes:
+        params = {"Bucket": bucket, "Key": key}
+        if byte_range:
+            params["Range"] = byte_range
+        response = self._call(f"GET s3://{bucket}/{key}", self._client.get_object, **params)
+        return response["Body"].read()
+
+    def delete_object(self, bucket: str, key: str) -> None:
+        self._call(f"DELETE s3://{bucket}/{key}", self._client.delete_object, Bucket=bucket, Key=key)

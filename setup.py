@@ -1,0 +1,69 @@
+"""Build objperf's libcurl engine (Cython) against the system libcurl.
+
+libcurl is found through ``curl-config``; set ``OBJPERF_CURL_CONFIG`` to the
+path of another ``curl-config`` to build against a different libcurl.
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBIAN_HINT = (
+    "objperf needs libcurl's development files: on Debian/Ubuntu run "
+    "'apt-get install libcurl4-openssl-dev' (or set OBJPERF_CURL_CONFIG to a curl-config)."
+)
+
+
+def curl_config(*args: str) -> list[str]:
+    tool = os.environ.get("OBJPERF_CURL_CONFIG") or shutil.which("curl-config")
+    if not tool:
+        sys.exit(f"error: curl-config not found. {DEBIAN_HINT}")
+    try:
+        out = subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        sys.exit(f"error: running {tool} {' '.join(args)} failed ({exc}). {DEBIAN_HINT}")
+    return shlex.split(out)
+
+
+def curl_build_flags() -> dict[str, list[str]]:
+    flags: dict[str, list[str]] = {"include_dirs": [], "library_dirs": [], "libraries": [], "extra_compile_args": [], "extra_link_args": []}
+    for token in curl_config("--cflags"):
+        if token.startswith("-I"):
+            flags["include_dirs"].append(token[2:])
+        else:
+            flags["extra_compile_args"].append(token)
+    for token in curl_config("--libs"):
+        if token.startswith("-L"):
+            flags["library_dirs"].append(token[2:])
+        elif token.startswith("-l"):
+            flags["libraries"].append(token[2:])
+        else:
+            flags["extra_link_args"].append(token)
+    header_dirs = flags["include_dirs"] + ["/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"]
+    if not any(os.path.exists(os.path.join(d, "curl", "curl.h")) for d in header_dirs):
+        sys.exit(f"error: curl/curl.h not found. {DEBIAN_HINT}")
+    return flags
+
+
+def extensions() -> list[Extension]:
+    flags = curl_build_flags()
+    engine = Extension(
+        "objperf._engine.core",
+        sources=["objperf/_engine/core.pyx"],
+        include_dirs=[numpy.get_include(), "objperf/_engine", *flags["include_dirs"]],
+        library_dirs=flags["library_dirs"],
+        libraries=[*flags["libraries"], "z"],
+        extra_compile_args=["-O2", *flags["extra_compile_args"]],
+        extra_link_args=flags["extra_link_args"],
+        define_macros=[("CURL_DISABLE_TYPECHECK", "1"), ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    return cythonize([engine], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True})
+
+
+setup(ext_modules=extensions())
