@@ -1,0 +1,13 @@
+"""objperf: how fast an object store really is, measured by a client that is never the bottleneck."""
+
+__version__ = "0.1.0"
+
+
+def load(path):
+    """Load a dataset directory as a pandas DataFrame (manifest in ``df.attrs["manifest"]``)."""
+    from objperf.dataset import load as _load
+
+    return _load(path)
+
+
+__all__ = ["__version__", "load"]

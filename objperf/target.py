@@ -78,17 +78,27 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | Non
 
 def _resolve_http(url: str) -> ResolvedTarget:
     parts = urlsplit(url)
+    safe = f"{parts.scheme}://{parts.netloc}{parts.path}"  # never echo a query: it may hold a signature
     if not parts.netloc:
-        raise UsageError(f"bad URL {url!r}: no host")
-    safe = f"{parts.scheme}://{parts.netloc}{parts.path}"
+        raise UsageError(f"bad URL {safe!r}: no host")
+    size = _http_size(url, safe)
+    obj = ObjectRef("", parts.path.lstrip("/"), size)
+    return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", None, [url])
+
+
+def _http_size(url: str, safe: str) -> int:
+    """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET
+    (a presigned GET URL cannot be HEADed)."""
     try:
         head = requests.head(url, timeout=10, allow_redirects=False)
+        if head.status_code == 200 and "Content-Length" in head.headers:
+            return int(head.headers["Content-Length"])
+        probe = requests.get(url, headers={"Range": "bytes=0-0"}, timeout=10, allow_redirects=False)
     except requests.RequestException as exc:
         raise TargetError(f"cannot reach {safe} ({type(exc).__name__})") from None
-    if head.status_code != 200:
-        raise TargetError(f"HEAD {safe} answered {head.status_code}")
-    length = head.headers.get("Content-Length")
-    if length is None:
-        raise TargetError(f"HEAD {safe} gave no Content-Length; objperf needs the size to plan ranges")
-    obj = ObjectRef("", parts.path.lstrip("/"), int(length))
-    return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", None, [url])
+    total = probe.headers.get("Content-Range", "").rpartition("/")[2]
+    if probe.status_code == 206 and total.isdigit():
+        return int(total)
+    if probe.status_code == 200 and "Content-Length" in probe.headers:
+        return int(probe.headers["Content-Length"])
+    raise TargetError(f"GET {safe} answered {probe.status_code}; objperf needs the object's size to plan ranges")

@@ -691,3 +691,8 @@ def curl_versions():
         "zlib": text(v.libz_version),
         "nghttp2": text(v.nghttp2_version),
     }
+
+
+def curl_strerror(int code):
+    """libcurl's one-line description of a CURLcode."""
+    return curl_easy_strerror(<CURLcode>code).decode()

@@ -1,0 +1,47 @@
+# objperf: `make demo` and `make test` set everything up on a fresh Debian box
+# (system packages, .venv, the libcurl engine build) and then run.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.objperf-installed
+DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev
+DEMO_OUT ?= data/demo
+
+.PHONY: demo test bench lint system-deps clean
+
+demo: $(STAMP)
+	rm -rf $(DEMO_OUT)
+	$(PY) -m objperf.fetch --object-size 1GiB --concurrency 16 --duration 20s --out $(DEMO_OUT) --figures
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(VENV)/bin/nox -s bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check objperf tests noxfile.py setup.py
+
+# Debian packages, installed only when something is missing (needs root, as on CI).
+system-deps:
+	@missing=""; \
+	for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! command -v curl-config >/dev/null 2>&1 || [ ! -f /usr/include/zlib.h ] || \
+	   ! $(PYTHON) -c 'import ensurepip, venv, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || \
+	   ! command -v cc >/dev/null 2>&1; then \
+		if [ -n "$$missing" ]; then \
+			echo "installing Debian packages:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		fi; \
+	fi
+
+$(STAMP): pyproject.toml setup.py objperf/_engine/core.pyx objperf/_engine/curl.pxd objperf/_engine/objperf_helpers.h
+	$(MAKE) system-deps
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,bench]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info objperf/_engine/*.so objperf/_engine/core.c .nox

@@ -1,0 +1,201 @@
+"""The reference engine: the same plan, rows and sinks as the libcurl engine,
+built from ``requests`` and one thread per slot.  It is slow, simple and
+obviously right; the tests run it beside the C engine on the same workloads and
+compare bytes, statuses and row counts.  ``--engine requests`` exposes it.
+
+What ``requests`` cannot see is left empty: DNS/connect/TLS phase times are
+NaN, ``new_conn`` is False, ``ttfb_s`` is the time to the response headers."""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+import re
+import threading
+import time
+import zlib
+
+import numpy as np
+import requests
+
+from objperf._engine.core import ENGINE_COLUMNS
+
+_CODE = re.compile(rb"<Code>([^<]{1,32})</Code>")
+_CHUNK = 1 << 20
+CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
+
+
+class _Plan:
+    """Which request comes next: request n reads key n % K, range (n // K) % R (or a random range)."""
+
+    def __init__(self, sizes, range_size, random_ranges, max_requests, max_bytes, seed):
+        self.sizes = list(sizes)
+        self.range_size = range_size
+        self.nranges = [max(1, -(-s // range_size)) for s in self.sizes]
+        self.random_ranges = random_ranges
+        self.max_requests = max_requests
+        self.max_bytes = max_bytes
+        self.seed = seed
+        self.next_req = 0
+        self.claimed = 0
+        self.deadline = 0.0
+        self.stopping = False
+        self.lock = threading.Lock()
+
+    def claim(self, rng: random.Random):
+        with self.lock:
+            if self.stopping or (self.deadline and time.monotonic() >= self.deadline):
+                return None
+            n = self.next_req
+            self.next_req += 1
+            if 0 <= self.max_requests <= n:
+                return None
+            key = n % len(self.sizes)
+            r = rng.randrange(self.nranges[key]) if self.random_ranges else (n // len(self.sizes)) % self.nranges[key]
+            offset = r * self.range_size
+            length = min(self.range_size, self.sizes[key] - offset)
+            if self.max_bytes >= 0:
+                prev, self.claimed = self.claimed, self.claimed + length
+                if prev >= self.max_bytes:
+                    return None
+            return key, offset, length
+
+
+class RequestsEngine:
+    """Drop-in for ``objperf._engine.core.Engine`` (same constructor keywords, same methods)."""
+
+    def __init__(self, urls, sizes, *, concurrency=16, range_size=8 << 20, sink="ram", random_ranges=False,
+                 fds=None, max_requests=-1, max_bytes=-1, verify=False, timeout=300.0, connect_timeout=10.0,
+                 seed=0x9E3779B97F4A7C15, **_curl_only):
+        self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]
+        self.plan = _Plan(sizes, range_size, random_ranges, max_requests, max_bytes, seed)
+        self.concurrency = concurrency
+        self.thread_count = concurrency
+        self.sink = sink
+        self.fds = fds
+        self.verify = verify
+        self.timeout = (connect_timeout, timeout)
+        cap = min(range_size, max(max(sizes), 1))
+        self._buffers = [np.empty(cap, dtype=np.uint8) for _ in range(concurrency)] if sink == "ram" else []
+        self._rows: list[tuple] = []
+        self._rows_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._abort = False
+        self._bytes = self._requests = self._errors = 0
+
+    def start(self, duration: float = 0.0) -> None:
+        if duration > 0:
+            self.plan.deadline = time.monotonic() + duration
+        for slot in range(self.concurrency):
+            t = threading.Thread(target=self._worker, args=(slot,), name=f"objperf-ref-{slot}", daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def stop(self, abort: bool = False) -> None:
+        self.plan.stopping = True
+        self._abort = self._abort or abort
+
+    @property
+    def running(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def join(self, timeout=None) -> bool:
+        for t in self._threads:
+            t.join(timeout)
+        return not self.running
+
+    def progress(self):
+        return self._bytes, self._requests, self._errors
+
+    def slot_buffer(self, index: int) -> np.ndarray:
+        if not self._buffers:
+            raise ValueError("slot buffers exist only with the RAM sink")
+        return self._buffers[index]
+
+    def drain(self):
+        with self._rows_lock:
+            rows, self._rows = self._rows, []
+        if not rows:
+            return None
+        names = list(ENGINE_COLUMNS)
+        return {name: np.array([row[i] for row in rows], dtype=ENGINE_COLUMNS[name]) for i, name in enumerate(names)}
+
+    def _worker(self, slot: int) -> None:
+        session = requests.Session()
+        rng = random.Random(self.plan.seed + slot)
+        scratch = bytearray(_CHUNK)
+        while not self._abort:
+            job = self.plan.claim(rng)
+            if job is None:
+                break
+            row = self._one_request(session, slot, *job, scratch)
+            if row is None:  # aborted mid-body: not a finished request
+                break
+            with self._rows_lock:
+                self._rows.append(row)
+        session.close()
+
+    def _one_request(self, session, slot, key, offset, length, scratch):
+        headers = {"Range": f"bytes={offset}-{offset + length - 1}"} if length > 0 else {}
+        t_start = time.time()
+        t0 = time.perf_counter()
+        status, s3_error, curl_code, got, crc = 0, b"", 0, 0, 0
+        remote_ip, remote_port, local_ip, local_port = b"", 0, b"", 0
+        ttfb = total = 0.0
+        try:
+            resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout)
+            ttfb = time.perf_counter() - t0
+            status = resp.status_code
+            try:
+                sock = resp.raw.connection.sock
+                peer, local = sock.getpeername(), sock.getsockname()
+                remote_ip, remote_port, local_ip, local_port = peer[0].encode(), peer[1], local[0].encode(), local[1]
+            except (AttributeError, OSError):
+                pass
+            if status >= 300:
+                match = _CODE.search(resp.raw.read(2048))
+                s3_error = match.group(1) if match else b""
+            else:
+                got, crc = self._sink_body(resp.raw, slot, key, offset, scratch)
+                if got is None:
+                    return None
+            resp.close()
+        except requests.exceptions.ConnectionError as exc:
+            curl_code = CURLE_OPERATION_TIMEDOUT if "timed out" in str(exc) else CURLE_COULDNT_CONNECT
+        except requests.exceptions.Timeout:
+            curl_code = CURLE_OPERATION_TIMEDOUT
+        except OSError as exc:
+            curl_code = CURLE_WRITE_ERROR if exc.errno in (errno.ENOSPC, errno.EBADF) else CURLE_RECV_ERROR
+        except requests.RequestException:
+            curl_code = CURLE_RECV_ERROR
+        total = time.perf_counter() - t0
+        self._requests += 1
+        self._errors += int(curl_code != 0 or status >= 400 or status == 0)
+        family = 0 if not remote_ip else (6 if b":" in remote_ip else 4)
+        nan = float("nan")
+        return (slot, slot, 0, key, offset, length, 0, status, s3_error, curl_code, got, t_start,
+                nan, nan, nan, nan, ttfb, total, remote_ip, remote_port, local_ip, local_port, family, 11,
+                False, crc if self.verify else 0)
+
+    def _sink_body(self, raw, slot, key, offset, scratch):
+        got, crc = 0, 0
+        view = memoryview(scratch)
+        buf = memoryview(self._buffers[slot]) if self._buffers else None
+        while True:
+            if self._abort:
+                return None, 0
+            n = raw.readinto(view)
+            if not n:
+                break
+            chunk = view[:n]
+            if buf is not None and got < len(buf):
+                room = min(n, len(buf) - got)
+                buf[got:got + room] = chunk[:room]
+            elif self.sink == "file":
+                os.pwrite(self.fds[key], chunk, offset + got)
+            if self.verify:
+                crc = zlib.crc32(chunk, crc)
+            got += n
+            self._bytes += n
+        return got, crc

@@ -1,0 +1,57 @@
+"""What a run amounts to: throughput, request rate, TTFB percentiles, errors
+by kind, client CPU per GiB.  Plain numbers first, then one formatter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+GIB = 1 << 30
+
+
+def summarize(df: pd.DataFrame, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> dict:
+    from objperf._engine.core import curl_strerror
+
+    ok = (df["curl_code"] == 0) & (df["status"] >= 200) & (df["status"] < 300)
+    total_bytes = int(df["bytes"].sum())
+    ttfb = df.loc[ok, "ttfb_s"].to_numpy(dtype=float) * 1000
+    p50, p90, p99 = (np.percentile(ttfb, [50, 90, 99]) if len(ttfb) else (float("nan"),) * 3)
+    curl_errors = df.loc[df["curl_code"] != 0, "curl_code"].value_counts()
+    s3_errors = df.loc[df["s3_error"].astype(str) != "", "s3_error"].astype(str).value_counts()
+    wall = max(wall_s, 1e-9)
+    return {
+        "requests": int(len(df)),
+        "ok_requests": int(ok.sum()),
+        "error_requests": int((~ok).sum()),
+        "bytes": total_bytes,
+        "wall_s": wall_s,
+        "gbps": total_bytes * 8 / wall / 1e9,
+        "requests_per_s": len(df) / wall,
+        "ttfb_ms_p50": float(p50),
+        "ttfb_ms_p90": float(p90),
+        "ttfb_ms_p99": float(p99),
+        "status_counts": {str(int(k)): int(v) for k, v in df["status"].value_counts().sort_index().items()},
+        "s3_error_counts": {str(k): int(v) for k, v in s3_errors.items()},
+        "curl_error_counts": {f"{int(k)} {curl_strerror(int(k))}": int(v) for k, v in curl_errors.items()},
+        "client_cpu_s": cpu_s,
+        "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
+        "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
+    }
+
+
+def format_summary(s: dict, *, title: str = "objperf") -> str:
+    def counts(d: dict) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
+
+    lines = [
+        f"{title}: {s['requests']} requests ({s['error_requests']} failed), {s['bytes'] / GIB:.3f} GiB"
+        f" in {s['wall_s']:.2f} s",
+        f"  throughput   {s['gbps']:.3f} Gbps   {s['requests_per_s']:.1f} requests/s",
+        f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms   p99 {s['ttfb_ms_p99']:.2f} ms",
+        f"  HTTP status  {counts(s['status_counts'])}",
+        f"  S3 errors    {counts(s['s3_error_counts'])}",
+        f"  curl errors  {counts(s['curl_error_counts'])}",
+        f"  client CPU   {s['client_cpu_s']:.2f} s = {s['client_cpu_s_per_gib']:.3f} CPU-s/GiB"
+        + (f"   peak RSS {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else ""),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,64 @@
+"""Read workloads: what to ask for, how hard, how long, where the bodies go."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+from objperf.errors import UsageError
+
+SINKS = ("ram", "discard", "file")
+ENGINES = ("curl", "requests")
+
+
+@dataclass
+class ReadWorkload:
+    concurrency: int = 16
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    range_size: int = 8 << 20
+    random_ranges: bool = False
+    sink: str = "ram"
+    sink_dir: str | None = None
+    duration: float | None = None
+    requests: int | None = None
+    bytes: int | None = None
+    ip: str = "any"
+    connect_to: tuple[str, ...] = ()
+    interface: str | None = None
+    http_version: str = "1.1"
+    verify: bool = False
+    timeout: float = 300.0
+    connect_timeout: float = 10.0
+    buffer_size: int = 1 << 20
+    engine: str = "curl"
+    seed: int = 0x9E3779B97F4A7C15
+
+    def validate(self) -> None:
+        if self.concurrency < 1:
+            raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
+        if self.threads < 1:
+            raise UsageError(f"threads must be at least 1, not {self.threads}")
+        if self.range_size < 1:
+            raise UsageError("range size must be at least 1 byte")
+        if self.sink not in SINKS:
+            raise UsageError(f"sink must be one of {', '.join(SINKS)}, not {self.sink!r}")
+        if self.sink == "file" and not self.sink_dir:
+            raise UsageError("the file sink needs --sink-dir")
+        if self.ip not in ("any", "4", "6"):
+            raise UsageError(f"ip must be 4, 6 or any, not {self.ip!r}")
+        if self.http_version not in ("1.1", "2"):
+            raise UsageError(f"http version must be 1.1 or 2, not {self.http_version!r}")
+        if self.engine not in ENGINES:
+            raise UsageError(f"engine must be one of {', '.join(ENGINES)}, not {self.engine!r}")
+        if not 1024 <= self.buffer_size <= 10 * 1024 * 1024:
+            raise UsageError("buffer size must be between 1 KiB and 10 MiB (libcurl's limits)")
+        for name in ("duration", "requests", "bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} must be positive")
+        if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.interface
+                                          or self.http_version != "1.1"):
+            raise UsageError("the requests engine supports neither --ip, --connect-to, --interface nor HTTP/2")
+
+    def describe(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,71 @@
+"""Every test talks to one real SeaweedFS that this session starts on loopback
+(127.0.0.1 and ::1), seeded with objects whose bytes the tests can regenerate."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from objperf.payload import payload
+from objperf.s3client import S3Client
+from objperf.seaweed import LocalSeaweed
+
+BUCKET = "objperf-tests"
+RANGE = 1 << 20
+OBJECTS = {
+    "data/odd.bin": 5 * RANGE + 12345,  # a short last range
+    "data/small.bin": 1000,             # smaller than one range
+    "data/even.bin": 4 * RANGE,
+}
+
+
+@dataclass
+class Store:
+    server: LocalSeaweed
+    client: S3Client
+    bucket: str
+    objects: dict[str, int]
+
+    def expected(self, key: str):
+        return payload(self.objects[key], seed=len(key) + self.objects[key])
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.server.access_key, self.server.secret_key]
+
+    def env(self) -> dict:
+        """Environment for a CLI subprocess that should find the server's credentials."""
+        return {**os.environ, "AWS_ACCESS_KEY_ID": self.server.access_key,
+                "AWS_SECRET_ACCESS_KEY": self.server.secret_key, "AWS_CONFIG_FILE": "/nonexistent",
+                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory):
+    server = LocalSeaweed(tmp_path_factory.mktemp("seaweed"), ipv6=True)
+    server.start()
+    try:
+        client = S3Client(server.settings())
+        client.create_bucket(BUCKET)
+        store = Store(server, client, BUCKET, dict(OBJECTS))
+        for key in OBJECTS:
+            client.put_large_object(BUCKET, key, memoryview(store.expected(key)))
+        yield store
+    finally:
+        server.stop()
+
+
+def run_cli(module: str, *args: str, env: dict | None = None, timeout: float = 120):
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

@@ -1,0 +1,64 @@
+"""Failed requests are rows, classified, and never crash a run."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import RANGE
+from objperf.run import run_read
+from objperf.s3client import S3Client, S3Settings
+from objperf.target import ObjectRef, ResolvedTarget
+from objperf.workload import ReadWorkload
+
+ENGINES = ["curl", "requests"]
+
+
+def run_urls(urls, size, engine, n=3):
+    target = ResolvedTarget("s3", [ObjectRef("b", f"k{i}", size) for i in range(len(urls))], "http://x", None, urls)
+    return run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE, requests=n, engine=engine,
+                                         connect_timeout=3.0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_missing_key_is_404_nosuchkey(store, engine):
+    url = store.client.presign(store.bucket, "no/such/key")
+    result = run_urls([url], 100, engine)
+    rows = result.rows
+    assert len(rows) == 3
+    assert (rows["status"] == 404).all()
+    assert (rows["s3_error"] == "NoSuchKey").all()
+    assert (rows["bytes"] == 0).all()
+    assert result.summary["s3_error_counts"] == {"NoSuchKey": 3}
+    assert result.summary["error_requests"] == 3
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_signature_is_403(store, engine):
+    forged = S3Client(S3Settings(endpoint=store.server.endpoint, region="us-east-1", addressing="path",
+                                 credentials=(store.server.access_key, "0" * 40)))
+    url = forged.presign(store.bucket, "data/small.bin")
+    rows = run_urls([url], 1000, engine).rows
+    assert (rows["status"] == 403).all()
+    assert set(rows["s3_error"]) <= {"SignatureDoesNotMatch", "AccessDenied"} and rows["s3_error"].iloc[0] != ""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_refused_connection_has_its_curl_code(engine):
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago and has no listener
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = run_urls([f"http://127.0.0.1:{port}/b/k"], 100, engine)
+    rows = result.rows
+    assert len(rows) == 3
+    assert (rows["curl_code"] == 7).all()  # CURLE_COULDNT_CONNECT
+    assert (rows["status"] == 0).all()
+    assert "7 Couldn't connect to server" in result.summary["curl_error_counts"]
+
+
+def test_good_and_bad_keys_in_one_run(store):
+    good = store.client.presign(store.bucket, "data/small.bin")
+    bad = store.client.presign(store.bucket, "missing.bin")
+    rows = run_urls([good, bad], 1000, "curl", n=10).rows
+    assert sorted(rows["status"].value_counts().items()) == [(206, 5), (404, 5)]

@@ -1,0 +1,134 @@
+"""Reads through both engines against the real server: bytes, rows, timings, sinks."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import RANGE
+from objperf.run import run_read
+from objperf.target import resolve_read_target
+from objperf.workload import ReadWorkload
+
+ENGINES = ["curl", "requests"]
+
+
+def read(store, keys, **kw):
+    target = resolve_read_target(f"s3://{store.bucket}/", store.server.settings(), keys=keys)
+    workload = ReadWorkload(**{"concurrency": 4, "threads": 2, "range_size": RANGE, "verify": True, **kw})
+    return target, run_read(target, workload, keep_slot_buffers=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("key", ["data/odd.bin", "data/small.bin", "data/even.bin"])
+def test_every_range_arrives_intact_in_ram(store, engine, key):
+    _, result = read(store, [key], engine=engine)
+    rows = result.rows.sort_values("offset")
+    data = store.expected(key)
+    size = len(data)
+    nranges = -(-size // RANGE)
+    assert len(rows) == nranges
+    assert list(rows["offset"]) == [i * RANGE for i in range(nranges)]
+    assert list(rows["length"]) == [min(RANGE, size - i * RANGE) for i in range(nranges)]
+    assert (rows["status"] == 206).all() and (rows["curl_code"] == 0).all()
+    for offset, length, crc in zip(rows["offset"], rows["length"], rows["crc32"]):
+        assert crc == zlib.crc32(data[offset:offset + length])
+    assert rows["bytes"].sum() == size == result.summary["bytes"]
+    # The slot buffers are the RAM sink itself: each holds the last body its slot received.
+    last = rows.sort_values("t_start").groupby("slot").tail(1)
+    for slot, offset, length in zip(last["slot"], last["offset"], last["length"]):
+        assert np.array_equal(result.slot_buffers[slot][:length], data[offset:offset + length])
+
+
+def test_engines_agree_on_the_same_workload(store):
+    keys = ["data/odd.bin", "data/small.bin", "data/even.bin"]
+    seen = {}
+    for engine in ENGINES:
+        _, result = read(store, keys, engine=engine, requests=25, concurrency=3)
+        rows = result.rows
+        seen[engine] = sorted(zip(rows["key"].astype(str), rows["offset"], rows["length"], rows["status"],
+                                  rows["bytes"], rows["crc32"]))
+    assert len(seen["curl"]) == 25
+    assert seen["curl"] == seen["requests"]
+
+
+def test_rows_timings_are_ordered(store):
+    _, result = read(store, ["data/odd.bin"], requests=30, concurrency=6)
+    rows = result.rows
+    assert len(rows) == 30 == result.summary["requests"]
+    assert (rows["ttfb_s"] > 0).all()
+    assert (rows["ttfb_s"] <= rows["total_s"]).all()
+    assert (rows["pretransfer_s"] <= rows["ttfb_s"]).all()
+    assert (rows["dns_s"] <= rows["pretransfer_s"]).all()
+    # libcurl's phase times are cumulative; connect_s is 0 on a reused connection.
+    fresh = rows[rows["new_conn"]]
+    assert (fresh["dns_s"] <= fresh["connect_s"]).all() and (fresh["connect_s"] <= fresh["pretransfer_s"]).all()
+    assert (rows.loc[~rows["new_conn"], "connect_s"] == 0).all()
+    # Thirty requests over six reused slots open at most six connections.
+    assert 1 <= rows["new_conn"].sum() <= 6
+    assert set(rows["thread"]) == {0, 1}
+    assert set(rows["slot"]) == set(range(6))
+    assert (rows["remote_ip"] == "127.0.0.1").all() and (rows["ip_family"] == 4).all()
+    assert (rows["http_version"] == "1.1").all()
+    assert rows["bytes"].sum() == rows["length"].sum()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_file_sink_writes_the_object(store, engine, tmp_path):
+    key = "data/odd.bin"
+    _, result = read(store, [key], engine=engine, sink="file", sink_dir=str(tmp_path))
+    written = (tmp_path / store.bucket / key).read_bytes()
+    assert written == store.expected(key).tobytes()
+
+
+def test_discard_sink_counts_bytes(store):
+    _, result = read(store, ["data/even.bin"], sink="discard", requests=8)
+    assert result.rows["bytes"].sum() == 8 * RANGE
+    assert result.summary["gbps"] > 0
+
+
+def test_byte_budget_and_random_ranges(store):
+    _, result = read(store, ["data/even.bin"], bytes=3 * RANGE, random_ranges=True)
+    rows = result.rows
+    assert len(rows) == 3
+    assert set(rows["offset"]) <= {0, RANGE, 2 * RANGE, 3 * RANGE}
+
+
+def test_duration_stops_the_run(store):
+    _, result = read(store, ["data/even.bin"], duration=1.0, sink="discard")
+    assert result.status == "complete"
+    assert len(result.rows) > 4
+    assert result.summary["wall_s"] < 10
+
+
+@pytest.mark.parametrize("family", ["4", "6"])
+def test_ip_family_is_chosen_and_recorded(store, family):
+    settings = store.server.settings(ipv6=True)
+    # "localhost" resolves to both ::1 and 127.0.0.1; the engine must take the family asked for.
+    port = store.server.s3_port6
+    settings = type(settings)(endpoint=f"http://localhost:{port}", region=settings.region, addressing="path",
+                              credentials=settings.credentials)
+    target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", settings)
+    result = run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE, ip=family, verify=True))
+    rows = result.rows
+    assert (rows["status"] == 206).all()
+    assert (rows["ip_family"] == int(family)).all()
+    assert set(rows["remote_ip"]) == {"::1" if family == "6" else "127.0.0.1"}
+    data = store.expected("data/odd.bin")
+    assert all(c == zlib.crc32(data[o:o + n]) for o, n, c in zip(rows["offset"], rows["length"], rows["crc32"]))
+
+
+def test_ipv6_literal_endpoint(store):
+    target = resolve_read_target(f"s3://{store.bucket}/data/small.bin", store.server.settings(ipv6=True))
+    result = run_read(target, ReadWorkload(concurrency=1, threads=1, range_size=RANGE))
+    assert list(result.rows["remote_ip"]) == ["::1"] and list(result.rows["ip_family"]) == [6]
+
+
+def test_plain_http_url(store):
+    url = store.client.presign(store.bucket, "data/odd.bin")
+    target = resolve_read_target(url, store.server.settings())
+    assert target.kind == "http" and target.objects[0].size == store.objects["data/odd.bin"]
+    result = run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE))
+    assert result.rows["bytes"].sum() == store.objects["data/odd.bin"]
