@@ -32,7 +32,8 @@ def curl_config(*args: str) -> list[str]:
 
 
 def curl_build_flags() -> dict[str, list[str]]:
-    flags: dict[str, list[str]] = {"include_dirs": [], "library_dirs": [], "libraries": [], "extra_compile_args": [], "extra_link_args": []}
+    flags: dict[str, list[str]] = {
+        "include_dirs": [], "library_dirs": [], "libraries": [], "extra_compile_args": [], "extra_link_args": []}
     for token in curl_config("--cflags"):
         if token.startswith("-I"):
             flags["include_dirs"].append(token[2:])
@@ -45,7 +46,8 @@ def curl_build_flags() -> dict[str, list[str]]:
             flags["libraries"].append(token[2:])
         else:
             flags["extra_link_args"].append(token)
-    header_dirs = flags["include_dirs"] + ["/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"]
+    header_dirs = flags["include_dirs"] + ["/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu",
+                                           "/usr/include/aarch64-linux-gnu"]
     if not any(os.path.exists(os.path.join(d, "curl", "curl.h")) for d in header_dirs):
         sys.exit(f"error: curl/curl.h not found. {DEBIAN_HINT}")
     return flags
@@ -63,7 +65,8 @@ def extensions() -> list[Extension]:
         extra_link_args=flags["extra_link_args"],
         define_macros=[("CURL_DISABLE_TYPECHECK", "1"), ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    return cythonize([engine], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True})
+    directives = {"boundscheck": False, "wraparound": False, "cdivision": True}
+    return cythonize([engine], language_level=3, compiler_directives=directives)
 
 
 setup(ext_modules=extensions())

@@ -69,11 +69,13 @@ class S3Client:
             )
             kwargs = {}
             if settings.credentials:
-                kwargs = {"aws_access_key_id": settings.credentials[0], "aws_secret_access_key": settings.credentials[1]}
+                kwargs = {"aws_access_key_id": settings.credentials[0],
+                          "aws_secret_access_key": settings.credentials[1]}
             self._client = session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
                                                  config=config, **kwargs)
         except ProfileNotFound:
-            raise CredentialsError(f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
+            raise CredentialsError(
+                f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
         except ValueError as exc:
             raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
         self.region = region
@@ -97,7 +99,8 @@ class S3Client:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if code in _DENIED or status == 403:
-                raise CredentialsError(f"{what}: access denied ({code or status}); check the credentials or profile") from None
+                raise CredentialsError(
+                    f"{what}: access denied ({code or status}); check the credentials or profile") from None
             raise TargetError(f"{what}: {code or status} from {self.endpoint}") from None
         except BotoCoreError as exc:
             raise TargetError(f"{what}: {exc}") from None
