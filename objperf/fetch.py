@@ -141,7 +141,7 @@ def _run(args, workload, url, settings, keys) -> int:
 
             for path in draw_run_figures(result.rows, result.dataset):
                 _say(f"figure {path}")
-        _say(f"dataset {result.dataset} ({len(result.rows)} rows)")
+        _say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
     if result.status == "interrupted":
         return EXIT_INTERRUPTED
     return 0 if result.summary["requests"] else EXIT_ERROR

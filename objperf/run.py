@@ -1,5 +1,8 @@
 """One read run: target + workload → engine → rows (flushed to the dataset as
-they come) → summary.  Ctrl-C or SIGTERM ends it early and keeps every finished row."""
+they come) → summary.  Ctrl-C or SIGTERM ends it early and keeps every finished row.
+
+Rows stay NumPy columns until someone asks for a DataFrame, so a run without
+``out`` never pays for pandas or pyarrow."""
 
 from __future__ import annotations
 
@@ -10,15 +13,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
-import pandas as pd
-import pyarrow as pa
+import numpy as np
 
-from objperf.dataset import DatasetWriter
 from objperf.errors import UsageError
 from objperf.metadata import system_info, utc_now
-from objperf.schema import COLUMNS, rows_to_table
 from objperf.summary import summarize
 from objperf.target import ResolvedTarget
 from objperf.workload import ReadWorkload
@@ -34,11 +35,33 @@ ProgressFn = Callable[[float, int, int, int], None]
 class RunResult:
     run_id: str
     status: str  # complete | interrupted
-    rows: pd.DataFrame
+    columns: dict[str, np.ndarray] = field(repr=False)
+    labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
     summary: dict
     manifest: dict
     dataset: Path | None = None
     slot_buffers: list = field(default_factory=list, repr=False)
+
+    @cached_property
+    def rows(self):
+        """The rows as a pandas DataFrame, in the dataset's schema."""
+        from objperf.schema import rows_to_table
+
+        return rows_to_table(self.columns, **self.labels).to_pandas()
+
+
+def engine_columns_empty() -> dict[str, np.ndarray]:
+    from objperf._engine.core import ENGINE_COLUMNS
+
+    return {name: np.zeros(0, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+
+
+def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if not chunks:
+        return engine_columns_empty()
+    if len(chunks) == 1:
+        return chunks[0]
+    return {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
 
 
 def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] | None):
@@ -88,29 +111,33 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
     run_id = uuid.uuid4().hex[:16]
-    host = socket.gethostname()
-    buckets = [o.bucket for o in target.objects]
-    keys = [o.key for o in target.objects]
+    labels = {"run_id": run_id, "host": socket.gethostname(), "buckets": [o.bucket for o in target.objects],
+              "keys": [o.key for o in target.objects]}
     manifest = {"run_id": run_id, "kind": "read", "started_utc": utc_now(), "system": system_info(),
                 "target": target.describe(), "workload": workload.describe()}
-    writer = DatasetWriter(out, manifest) if out else None
+    writer = None
+    if out:
+        from objperf.dataset import DatasetWriter
+
+        writer = DatasetWriter(out, manifest)
     fds = _open_sink_files(target, workload)
     engine = make_engine(target, workload, fds)
 
-    tables: list[pa.Table] = []
-    pending: list[pa.Table] = []
+    chunks: list[dict[str, np.ndarray]] = []
+    unflushed: list[dict[str, np.ndarray]] = []
 
     def collect() -> None:
         cols = engine.drain()
         if cols is not None:
-            table = rows_to_table(cols, run_id=run_id, host=host, buckets=buckets, keys=keys)
-            tables.append(table)
-            pending.append(table)
+            chunks.append(cols)
+            unflushed.append(cols)
 
     def flush() -> None:
-        if writer and pending:
-            writer.append(pa.concat_tables(pending))
-        pending.clear()
+        if writer and unflushed:
+            from objperf.schema import rows_to_table
+
+            writer.append(rows_to_table(concat_columns(unflushed), **labels))
+        unflushed.clear()
 
     status = "complete"
     usage0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -141,11 +168,11 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
             for fd in fds:
                 os.close(fd)
     cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
-    rows = pa.concat_tables(tables).to_pandas() if tables else pd.DataFrame(columns=list(COLUMNS))
-    summary = summarize(rows, wall_s=wall, cpu_s=cpu, peak_rss_bytes=usage1.ru_maxrss * 1024)
+    columns = concat_columns(chunks)
+    summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=usage1.ru_maxrss * 1024)
     manifest.update(status=status, ended_utc=utc_now(), summary=summary)
     if writer:
         writer.close(status, ended_utc=manifest["ended_utc"], summary=summary)
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
         if keep_slot_buffers and workload.sink == "ram" else []
-    return RunResult(run_id, status, rows, summary, manifest, Path(out) if out else None, buffers)
+    return RunResult(run_id, status, columns, labels, summary, manifest, Path(out) if out else None, buffers)

@@ -1,38 +1,45 @@
 """What a run amounts to: throughput, request rate, TTFB percentiles, errors
-by kind, client CPU per GiB.  Plain numbers first, then one formatter."""
+by kind, client CPU per GiB.  Works on the engine's NumPy columns, so a run
+without a dataset never imports pandas."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 GIB = 1 << 30
 
 
-def summarize(df: pd.DataFrame, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> dict:
+def _counts(values: np.ndarray) -> dict:
+    keys, counts = np.unique(values, return_counts=True)
+    return dict(zip(keys.tolist(), counts.tolist()))
+
+
+def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
+              peak_rss_bytes: int | None = None) -> dict:
     from objperf._engine.core import curl_strerror
 
-    ok = (df["curl_code"] == 0) & (df["status"] >= 200) & (df["status"] < 300)
-    total_bytes = int(df["bytes"].sum())
-    ttfb = df.loc[ok, "ttfb_s"].to_numpy(dtype=float) * 1000
-    p50, p90, p99 = (np.percentile(ttfb, [50, 90, 99]) if len(ttfb) else (float("nan"),) * 3)
-    curl_errors = df.loc[df["curl_code"] != 0, "curl_code"].value_counts()
-    s3_errors = df.loc[df["s3_error"].astype(str) != "", "s3_error"].astype(str).value_counts()
+    status, curl_code = cols["status"], cols["curl_code"]
+    ok = (curl_code == 0) & (status >= 200) & (status < 300)
+    total_bytes = int(cols["bytes"].sum())
+    n = len(status)
+    ttfb = cols["ttfb_s"][ok] * 1000
+    p50, p90, p99 = np.percentile(ttfb, [50, 90, 99]) if len(ttfb) else (float("nan"),) * 3
+    s3_errors = cols["s3_error"][cols["s3_error"] != b""]
     wall = max(wall_s, 1e-9)
     return {
-        "requests": int(len(df)),
+        "requests": n,
         "ok_requests": int(ok.sum()),
-        "error_requests": int((~ok).sum()),
+        "error_requests": int(n - ok.sum()),
         "bytes": total_bytes,
         "wall_s": wall_s,
         "gbps": total_bytes * 8 / wall / 1e9,
-        "requests_per_s": len(df) / wall,
+        "requests_per_s": n / wall,
         "ttfb_ms_p50": float(p50),
         "ttfb_ms_p90": float(p90),
         "ttfb_ms_p99": float(p99),
-        "status_counts": {str(int(k)): int(v) for k, v in df["status"].value_counts().sort_index().items()},
-        "s3_error_counts": {str(k): int(v) for k, v in s3_errors.items()},
-        "curl_error_counts": {f"{int(k)} {curl_strerror(int(k))}": int(v) for k, v in curl_errors.items()},
+        "status_counts": {str(k): v for k, v in _counts(status).items()},
+        "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
+        "curl_error_counts": {f"{k} {curl_strerror(k)}": v for k, v in _counts(curl_code[curl_code != 0]).items()},
         "client_cpu_s": cpu_s,
         "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
         "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,

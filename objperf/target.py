@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import requests
-
 from objperf.errors import TargetError, UsageError
 from objperf.s3client import S3Client, S3Settings
 
@@ -89,6 +87,8 @@ def _resolve_http(url: str) -> ResolvedTarget:
 def _http_size(url: str, safe: str) -> int:
     """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET
     (a presigned GET URL cannot be HEADed)."""
+    import requests
+
     try:
         head = requests.head(url, timeout=10, allow_redirects=False)
         if head.status_code == 200 and "Content-Length" in head.headers:

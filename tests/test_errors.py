@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RANGE
 
+from conftest import RANGE
 from objperf.run import run_read
 from objperf.s3client import S3Client, S3Settings
 from objperf.target import ObjectRef, ResolvedTarget

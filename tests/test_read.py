@@ -6,8 +6,8 @@ import zlib
 
 import numpy as np
 import pytest
-from conftest import RANGE
 
+from conftest import RANGE
 from objperf.run import run_read
 from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload

@@ -1,0 +1,43 @@
+"""Statistics over rows from a real run: nothing is lost or invented."""
+
+import numpy as np
+import pytest
+
+from conftest import RANGE
+from objperf.analysis import error_counts, throughput_timeline, ttfb_percentiles
+from objperf.run import run_read
+from objperf.target import resolve_read_target
+from objperf.workload import ReadWorkload
+
+
+@pytest.fixture(scope="module")
+def rows(store):
+    target = resolve_read_target(f"s3://{store.bucket}/data/", store.server.settings())
+    return run_read(target, ReadWorkload(concurrency=3, threads=1, range_size=RANGE // 4, duration=1.5)).rows
+
+
+@pytest.mark.parametrize("bin_s", [0.05, 0.25, 1.0])
+def test_timeline_conserves_bytes(rows, bin_s):
+    timeline = throughput_timeline(rows, bin_s=bin_s)
+    delivered = (timeline["gbps"] * 1e9 / 8 * bin_s).sum()
+    assert delivered == pytest.approx(rows["bytes"].sum(), rel=1e-6)
+    assert (timeline["gbps"] >= -1e-9).all()
+
+
+def test_timeline_by_key_adds_up(rows):
+    per_key = throughput_timeline(rows, bin_s=0.5, by="key")
+    total = throughput_timeline(rows, bin_s=0.5)
+    summed = per_key.groupby("t_s")["gbps"].sum().to_numpy()
+    assert np.allclose(summed, total["gbps"].to_numpy())
+    assert set(per_key["key"]) == set(rows["key"])
+
+
+def test_ttfb_percentiles_are_ordered(rows):
+    overall = ttfb_percentiles(rows).iloc[0]
+    assert 0 < overall["p50"] <= overall["p90"] <= overall["p99"]
+    by_key = ttfb_percentiles(rows, by="key")
+    assert len(by_key) == 3
+
+
+def test_error_counts_of_a_clean_run(rows):
+    assert error_counts(rows).empty

@@ -1,0 +1,182 @@
+"""``python -m objperf.fetch`` as a user runs it: datasets, summaries, bad input, interrupts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from objperf import load
+
+FETCH = "objperf.fetch"
+
+
+def fetch(store, *args, env=None):
+    return run_cli(FETCH, *args, "--endpoint", store.server.endpoint, "--addressing", "path",
+                   env=env or store.env())
+
+
+def assert_no_secrets(store, *texts: str, directory: Path | None = None):
+    needles = [*store.secrets, "X-Amz-Signature", "X-Amz-Credential"]
+    blobs = list(texts)
+    if directory is not None:
+        blobs += [p.read_bytes().decode("latin-1") for p in directory.rglob("*") if p.is_file()]
+    for blob in blobs:
+        for needle in needles:
+            assert needle not in blob
+
+
+def test_fetch_writes_a_loadable_dataset(store, tmp_path):
+    out = tmp_path / "run"
+    proc = fetch(store, f"s3://{store.bucket}/data/odd.bin", "--range-size", "1MiB", "-c", "3", "--out", str(out),
+                 "--verify")
+    assert proc.returncode == 0, proc.stderr
+    assert "throughput" in proc.stdout and "TTFB" in proc.stdout and "CPU-s/GiB" in proc.stdout
+    df = load(out)
+    assert len(df) == 6 and df["bytes"].sum() == store.objects["data/odd.bin"]
+    manifest = df.attrs["manifest"]
+    assert manifest["status"] == "complete" and manifest["rows"] == 6
+    assert manifest["workload"]["concurrency"] == 3
+    assert manifest["system"]["libcurl_version"] and manifest["system"]["cpu_count"] >= 1
+    assert manifest["summary"]["requests"] == 6
+    assert set(df["key"]) == {"data/odd.bin"} and set(df["bucket"]) == {store.bucket}
+    assert_no_secrets(store, proc.stdout, proc.stderr, directory=out)
+
+
+def test_prefix_and_keys_read_round_robin(store, tmp_path):
+    proc = fetch(store, f"s3://{store.bucket}/data/", "--range-size", "1MiB", "-n", "9", "--out", str(tmp_path / "a"))
+    assert proc.returncode == 0, proc.stderr
+    df = load(tmp_path / "a")
+    assert sorted(df["key"].astype(str).value_counts().to_dict().items()) == [
+        ("data/even.bin", 3), ("data/odd.bin", 3), ("data/small.bin", 3)]
+    proc = fetch(store, f"s3://{store.bucket}", "--keys", "data/small.bin,data/even.bin", "-n", "4",
+                 "--out", str(tmp_path / "b"))
+    assert proc.returncode == 0, proc.stderr
+    assert set(load(tmp_path / "b")["key"]) == {"data/small.bin", "data/even.bin"}
+
+
+def test_json_summary(store):
+    import json
+
+    proc = fetch(store, f"s3://{store.bucket}/data/small.bin", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["requests"] == 1 and summary["bytes"] == 1000 and summary["status_counts"] == {"206": 1}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--concurrency", "0"], "must be at least 1"),
+    (["--range-size", "8XB"], "bad size"),
+    (["--duration", "soon"], "bad duration"),
+    (["--bogus-flag"], "unrecognized arguments"),
+    (["--sink", "disk"], "invalid choice"),
+    (["--buffer-size", "64MiB"], "buffer size"),
+    (["--sink", "file"], "--sink-dir"),
+])
+def test_bad_flags_give_one_line(store, args, message):
+    proc = fetch(store, f"s3://{store.bucket}/data/small.bin", *args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def one_line_failure(proc, message):
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert message in lines[0], lines[0]
+
+
+def test_bad_url(store):
+    one_line_failure(fetch(store, "ftp://host/file"), "bad URL")
+    one_line_failure(fetch(store, "s3:///nokey"), "bad URL")
+
+
+def test_missing_bucket_and_key(store):
+    one_line_failure(fetch(store, "s3://no-such-bucket-here/k"), "bucket 'no-such-bucket-here' does not exist")
+    one_line_failure(fetch(store, f"s3://{store.bucket}/nope.bin"), "does not exist")
+
+
+def test_unreachable_endpoint(store):
+    proc = run_cli(FETCH, f"s3://{store.bucket}/data/small.bin", "--endpoint", "http://127.0.0.1:9",
+                   env=store.env())
+    one_line_failure(proc, "cannot reach endpoint")
+
+
+def test_bad_credentials(store):
+    env = {**store.env(), "AWS_SECRET_ACCESS_KEY": "wrong" * 8}
+    proc = fetch(store, f"s3://{store.bucket}/data/small.bin", env=env)
+    one_line_failure(proc, "access denied")
+    assert_no_secrets(store, proc.stdout, proc.stderr)
+
+
+def test_unknown_profile(store):
+    proc = fetch(store, f"s3://{store.bucket}/data/small.bin", "--profile", "r2-test")
+    one_line_failure(proc, "profile 'r2-test' not found")
+
+
+def test_no_credentials(store):
+    env = {k: v for k, v in store.env().items() if not k.startswith("AWS_ACCESS") and not k.startswith("AWS_SECRET")}
+    one_line_failure(fetch(store, f"s3://{store.bucket}/data/small.bin", env=env), "no credentials found")
+
+
+def test_out_dir_already_holding_a_dataset(store, tmp_path):
+    assert fetch(store, f"s3://{store.bucket}/data/small.bin", "--out", str(tmp_path)).returncode == 0
+    one_line_failure(fetch(store, f"s3://{store.bucket}/data/small.bin", "--out", str(tmp_path)), "already holds")
+
+
+def start_long_fetch(store, out: Path):
+    args = [sys.executable, "-m", FETCH, f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
+            "--range-size", "256KiB", "-c", "2", "--duration", "60s", "--out", str(out)]
+    proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list((out / "requests").glob("part-*.parquet")):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_finished_rows(store, tmp_path, sig):
+    out = tmp_path / "run"
+    proc = start_long_fetch(store, out)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stdout
+    df = load(out)
+    assert df.attrs["manifest"]["status"] == "interrupted"
+    assert len(df) == df.attrs["manifest"]["rows"] > 0
+    assert (df["status"] == 206).all()
+    assert "Traceback" not in stderr
+
+
+def test_killed_run_keeps_flushed_rows(store, tmp_path):
+    out = tmp_path / "run"
+    proc = start_long_fetch(store, out)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    df = load(out)
+    assert df.attrs["manifest"]["status"] == "running"  # it never got to say how it ended
+    assert len(df) > 0 and (df["bytes"] == df["length"]).all()
+
+
+def test_embedded_default_runs_its_own_server(tmp_path):
+    out = tmp_path / "demo"
+    proc = run_cli(FETCH, "--object-size", "6MiB", "--range-size", "1MiB", "--out", str(out), "--figures",
+                   timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "started local SeaweedFS" in proc.stderr
+    df = load(out)
+    assert len(df) == 6 and df["bytes"].sum() == 6 << 20
+    assert df.attrs["manifest"]["target"]["endpoint"].startswith("http://127.0.0.1:")
+    figures = sorted(p.name for p in out.glob("*.png"))
+    assert figures == ["throughput.png", "ttfb.png"]
