@@ -107,16 +107,15 @@ def _fetch(args) -> int:
 
 
 def _seed_embedded(server, size: int, keys: list[str] | None) -> str:
-    from objperf.payload import payload
+    from objperf.payload import payload_parts
     from objperf.s3client import S3Client
     from objperf.sizes import format_size
 
     client = S3Client(server.settings())
     client.create_bucket(EMBEDDED_BUCKET)
-    data = payload(size)
     t0 = time.monotonic()
     for key in keys or [f"seed/object-{size}"]:
-        client.put_large_object(EMBEDDED_BUCKET, key, memoryview(data))
+        client.put_large_object(EMBEDDED_BUCKET, key, payload_parts(size))
     _say(f"seeded {len(keys or [1])} object(s) of {format_size(size)} in {time.monotonic() - t0:.1f} s")
     return f"s3://{EMBEDDED_BUCKET}/" if keys else f"s3://{EMBEDDED_BUCKET}/seed/object-{size}"
 

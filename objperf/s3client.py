@@ -7,6 +7,8 @@ presigned URLs, which are made once per key and never written anywhere.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import botocore.session
@@ -159,23 +161,25 @@ class S3Client:
     def put_object(self, bucket: str, key: str, body: bytes) -> None:
         self._call(f"PUT s3://{bucket}/{key}", self._client.put_object, Bucket=bucket, Key=key, Body=body)
 
-    def put_large_object(self, bucket: str, key: str, payload: memoryview, part_size: int = 64 << 20) -> None:
-        """Upload ``payload`` as one object, in multipart parts when it is larger than one part."""
-        if len(payload) <= part_size:
-            self.put_object(bucket, key, bytes(payload))
+    def put_large_object(self, bucket: str, key: str, parts: Iterable[bytes]) -> None:
+        """Upload the concatenation of ``parts`` as one object (multipart when there is more than one)."""
+        parts = iter(parts)
+        first = next(parts, b"")
+        second = next(parts, None)
+        if second is None:
+            self.put_object(bucket, key, bytes(first))
             return
         what = f"multipart upload s3://{bucket}/{key}"
         upload = self._call(what, self._client.create_multipart_upload, Bucket=bucket, Key=key)
         upload_id = upload["UploadId"]
         try:
-            parts = []
-            for number, start in enumerate(range(0, len(payload), part_size), start=1):
-                chunk = bytes(payload[start:start + part_size])
-                done = self._call(what, self._client.upload_part, Bucket=bucket, Key=key, UploadId=upload_id,
-                                  PartNumber=number, Body=chunk)
-                parts.append({"PartNumber": number, "ETag": done["ETag"]})
+            done = []
+            for number, chunk in enumerate(itertools.chain([first, second], parts), start=1):
+                answer = self._call(what, self._client.upload_part, Bucket=bucket, Key=key, UploadId=upload_id,
+                                    PartNumber=number, Body=bytes(chunk))
+                done.append({"PartNumber": number, "ETag": answer["ETag"]})
             self._call(what, self._client.complete_multipart_upload, Bucket=bucket, Key=key, UploadId=upload_id,
-                       MultipartUpload={"Parts": parts})
+                       MultipartUpload={"Parts": done})
         except BaseException:
             try:
                 self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)

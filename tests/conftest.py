@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from objperf.payload import payload
+from objperf.payload import payload, payload_parts
 from objperf.s3client import S3Client
 from objperf.seaweed import LocalSeaweed
 
@@ -30,8 +30,11 @@ class Store:
     bucket: str
     objects: dict[str, int]
 
+    def seed(self, key: str) -> int:
+        return len(key) + self.objects[key]
+
     def expected(self, key: str):
-        return payload(self.objects[key], seed=len(key) + self.objects[key])
+        return payload(self.objects[key], seed=self.seed(key))
 
     @property
     def secrets(self) -> list[str]:
@@ -52,8 +55,9 @@ def store(tmp_path_factory):
         client = S3Client(server.settings())
         client.create_bucket(BUCKET)
         store = Store(server, client, BUCKET, dict(OBJECTS))
-        for key in OBJECTS:
-            client.put_large_object(BUCKET, key, memoryview(store.expected(key)))
+        for key, size in OBJECTS.items():
+            # Parts of 5 MiB (S3's minimum): the odd-sized object goes up as a real multipart upload.
+            client.put_large_object(BUCKET, key, payload_parts(size, store.seed(key), part_size=5 << 20))
         yield store
     finally:
         server.stop()

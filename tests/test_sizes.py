@@ -32,3 +32,13 @@ def test_bad_durations(text):
 def test_format_size():
     assert format_size(1 << 30) == "1 GiB"
     assert format_size(1536) == "1.5 KiB"
+
+
+def test_payload_parts_join_up_into_the_payload():
+    import numpy as np
+
+    from objperf.payload import payload, payload_parts
+
+    parts = list(payload_parts(10_000_003, seed=7, part_size=1 << 20))
+    assert len(parts) == 10 and len(parts[-1]) == 10_000_003 - 9 * (1 << 20)
+    assert np.array_equal(np.frombuffer(b"".join(parts), np.uint8), payload(10_000_003, seed=7))
