@@ -192,7 +192,7 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
         if room > 0:
             if <int64_t>total < room:
                 room = total
-            memcpy(s.buf + s.got, data, room)
+            op_copy(s.buf + s.got, data, room)
     elif sh.sink == SINK_FILE:
         if pwrite(sh.fds[s.key_index], data, total, s.offset + s.got) != <ssize_t>total:
             return 0
@@ -507,6 +507,7 @@ cdef class Engine:
                 raise EngineError("curl_easy_init failed")
             if sink == "ram":
                 arr = np.empty(slot_cap, dtype=np.uint8)
+                arr.fill(0)  # fault the pages in now, not inside the measured loop
                 self._buffers.append(arr)
                 s.buf = <char *>cnp.PyArray_DATA(arr)
                 s.cap = slot_cap

@@ -139,3 +139,4 @@ cdef extern from "objperf_helpers.h" nogil:
     double op_now_wall()
     unsigned long op_crc32(unsigned long crc, const char *buf, size_t len)
     void op_sleep_ms(int ms)
+    void op_copy(char *dst, const char *src, size_t n)
