@@ -1,0 +1,36 @@
+"""nox sessions: tests, lint, bench (objperf against its peers), demo.
+
+Each session builds objperf (its libcurl engine included) into its own
+virtual environment; `make system-deps` installs the Debian packages the
+build needs."""
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[dev]")
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", "objperf", "tests", "noxfile.py", "setup.py")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """objperf, s5cmd, boto3 and curl reading one 1 GiB object from one local SeaweedFS, interleaved."""
+    session.install("-e", ".[bench]")
+    session.run("python", "-m", "objperf.bench", *(session.posargs or ["--size", "1GiB", "--repeat", "3"]))
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    session.install("-e", ".")
+    session.run("python", "-m", "objperf.fetch", "--object-size", "1GiB", "--duration", "20s", "--figures",
+                "--out", session.create_tmp() + "/demo")
