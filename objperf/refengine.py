@@ -140,13 +140,14 @@ class RequestsEngine:
         headers = {"Range": f"bytes={offset}-{offset + length - 1}"} if length > 0 else {}
         t_start = time.time()
         t0 = time.perf_counter()
-        status, s3_error, curl_code, got, crc = 0, b"", 0, 0, 0
+        status, s3_error, curl_code, got, crc, etag = 0, b"", 0, 0, 0, b""
         remote_ip, remote_port, local_ip, local_port = b"", 0, b"", 0
         ttfb = total = 0.0
         try:
             resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout)
             ttfb = time.perf_counter() - t0
             status = resp.status_code
+            etag = resp.headers.get("ETag", "").encode()[:48]
             try:
                 sock = resp.raw.connection.sock
                 peer, local = sock.getpeername(), sock.getsockname()
@@ -176,7 +177,7 @@ class RequestsEngine:
         nan = float("nan")
         return (slot, slot, 0, key, offset, length, 0, status, s3_error, curl_code, got, t_start,
                 nan, nan, nan, nan, ttfb, total, remote_ip, remote_port, local_ip, local_port, family, 11,
-                False, crc if self.verify else 0)
+                False, crc if self.verify else 0, etag)
 
     def _sink_body(self, raw, slot, key, offset, scratch):
         got, crc = 0, 0

@@ -7,7 +7,10 @@ Phase times (``dns_s`` … ``total_s``) are libcurl's, cumulative from the start
 of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and
 ``tls_s`` are 0 when the request reused a connection (``new_conn`` False).
 ``t_start`` is wall-clock seconds since the Unix epoch, so runs from several
-hosts line up.  ``bytes`` counts body bytes of successful responses only."""
+hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
+received for GET, bytes sent for PUT and UPLOAD_PART).  For uploads ``ttfb_s`` is
+the first byte of the response, after the body went out.  ``etag`` is the
+ETag of the final response, where there was one."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import pyarrow as pa
 COLUMNS = (
     "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
-    "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "crc32",
+    "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "crc32", "etag",
 )
 OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE")
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
@@ -71,5 +74,6 @@ def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, bucket
         "http_version": pa.array(versions, type=pa.string()).dictionary_encode(),
         "new_conn": cols["new_conn"],
         "crc32": cols["crc32"],
+        "etag": _text(cols["etag"]),
     }
     return pa.table({name: data[name] for name in COLUMNS})

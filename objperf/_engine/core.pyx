@@ -29,11 +29,18 @@ cdef enum:
     ERRBUF_CAP = 2048
     S3ERR_CAP = 32
     IP_CAP = 46
+    ETAG_CAP = 48
+    OPC_GET = 0
+    OPC_PUT = 1
+    OPC_UPLOAD_PART = 2
     STOP_NONE = 0
     STOP_DRAIN = 1
     STOP_ABORT = 2
 
-OP_GET = 0
+# Operation codes, in the order of objperf.schema.OPS.
+OP_GET = OPC_GET
+OP_PUT = OPC_PUT
+OP_UPLOAD_PART = OPC_UPLOAD_PART
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 
@@ -65,6 +72,7 @@ ENGINE_COLUMNS = {
     "http_version": np.int8,
     "new_conn": np.bool_,
     "crc32": np.uint32,
+    "etag": np.dtype(f"S{ETAG_CAP}"),
 }
 
 
@@ -107,6 +115,7 @@ ctypedef struct Ring:
     int8_t *http_version
     uint8_t *new_conn
     uint32_t *crc32
+    char *etag
 
 
 ctypedef struct Shared:
@@ -125,6 +134,21 @@ ctypedef struct Shared:
     int sink
     int verify
     int *fds
+    # Queue mode: requests come from a job table that Python fills (uploads, explicit lists).
+    int queue_mode
+    int closed
+    int64_t job_cap
+    int64_t job_head
+    int64_t job_tail
+    char **job_url
+    int8_t *job_op
+    int32_t *job_key
+    int64_t *job_offset
+    int64_t *job_length
+    int64_t *job_payload_offset
+    int16_t *job_attempt
+    char *payload
+    int64_t payload_len
 
 
 ctypedef struct ThreadState:
@@ -157,6 +181,11 @@ ctypedef struct Slot:
     int errlen
     unsigned long crc
     char range_spec[64]
+    int op
+    int attempt
+    int64_t payload_offset
+    int64_t sent
+    char etag[ETAG_CAP]
 
 
 cdef inline uint64_t xorshift(uint64_t *state) noexcept nogil:
@@ -203,7 +232,101 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
     return total
 
 
+cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    """Keep the ETag of the final response (a new status line forgets earlier ones)."""
+    cdef Slot *s = <Slot *>userdata
+    cdef size_t total = size * nmemb
+    cdef size_t i = 5, n = 0
+    if total >= 5 and data[0] == 72 and data[1] == 84 and data[2] == 84 and data[3] == 80 and data[4] == 47:
+        s.etag[0] = 0  # "HTTP/": a new response begins
+    elif total > 5 and (data[0] == 69 or data[0] == 101) and (data[1] == 84 or data[1] == 116) and \
+            (data[2] == 65 or data[2] == 97) and (data[3] == 71 or data[3] == 103) and data[4] == 58:
+        while i < total and data[i] == 32:
+            i += 1
+        while i < total and data[i] != 13 and data[i] != 10 and n < ETAG_CAP - 1:
+            s.etag[n] = data[i]
+            n += 1
+            i += 1
+        s.etag[n] = 0
+    return total
+
+
+cdef size_t on_upload(char *buffer, size_t size, size_t nitems, void *userdata) noexcept nogil:
+    cdef Slot *s = <Slot *>userdata
+    cdef int64_t room = s.length - s.sent
+    cdef int64_t want = <int64_t>(size * nitems)
+    if want < room:
+        room = want
+    if room > 0:
+        memcpy(buffer, s.ts.shared.payload + s.payload_offset + s.sent, room)
+        s.sent += room
+        s.ts.bytes_done += room
+    return <size_t>room
+
+
+cdef bint claim_job(Shared *sh, int64_t *job) noexcept nogil:
+    cdef int64_t t
+    while True:
+        t = op_atomic_load(&sh.job_tail)
+        if t >= op_atomic_load(&sh.job_head):
+            return False
+        if op_atomic_cas(&sh.job_tail, t, t + 1):
+            job[0] = t
+            return True
+
+
+cdef bint start_job(Slot *s) noexcept nogil:
+    """Take the next job from the queue, if any, and start it on this slot."""
+    cdef ThreadState *ts = s.ts
+    cdef Shared *sh = ts.shared
+    cdef int64_t job, j
+    if op_atomic_load_int(&sh.stop) != STOP_NONE or not claim_job(sh, &job):
+        return False
+    j = job % sh.job_cap
+    s.op = sh.job_op[j]
+    s.key_index = sh.job_key[j]
+    s.offset = sh.job_offset[j]
+    s.length = sh.job_length[j]
+    s.payload_offset = sh.job_payload_offset[j]
+    s.attempt = sh.job_attempt[j]
+    s.url_key = -1
+    curl_easy_setopt(s.easy, CURLOPT_URL, sh.job_url[j])
+    if s.op == OPC_GET:
+        curl_easy_setopt(s.easy, CURLOPT_HTTPGET, <long>1)
+        if s.length > 0:
+            snprintf(s.range_spec, 64, "%lld-%lld", <long long>s.offset, <long long>(s.offset + s.length - 1))
+            curl_easy_setopt(s.easy, CURLOPT_RANGE, s.range_spec)
+        else:
+            curl_easy_setopt(s.easy, CURLOPT_RANGE, <char *>NULL)
+    else:
+        curl_easy_setopt(s.easy, CURLOPT_RANGE, <char *>NULL)
+        curl_easy_setopt(s.easy, CURLOPT_UPLOAD, <long>1)
+        curl_easy_setopt(s.easy, CURLOPT_INFILESIZE_LARGE, <curl_off_t>s.length)
+    return launch(s)
+
+
+cdef inline bint launch(Slot *s) noexcept nogil:
+    s.got = 0
+    s.sent = 0
+    s.status = 0
+    s.status_known = 0
+    s.errlen = 0
+    s.crc = 0
+    s.etag[0] = 0
+    s.t_start = op_now_wall()
+    if curl_multi_add_handle(s.ts.multi, s.easy) != CURLM_OK:
+        return False
+    s.busy = 1
+    return True
+
+
 cdef bint start_next(Slot *s) noexcept nogil:
+    if s.ts.shared.queue_mode:
+        return start_job(s)
+    return start_plan(s)
+
+
+cdef bint start_plan(Slot *s) noexcept nogil:
     cdef ThreadState *ts = s.ts
     cdef Shared *sh = ts.shared
     cdef int64_t n, key, nr, r, size, prev
@@ -238,16 +361,9 @@ cdef bint start_next(Slot *s) noexcept nogil:
         curl_easy_setopt(s.easy, CURLOPT_RANGE, s.range_spec)
     else:
         curl_easy_setopt(s.easy, CURLOPT_RANGE, <char *>NULL)
-    s.got = 0
-    s.status = 0
-    s.status_known = 0
-    s.errlen = 0
-    s.crc = 0
-    s.t_start = op_now_wall()
-    if curl_multi_add_handle(ts.multi, s.easy) != CURLM_OK:
-        return False
-    s.busy = 1
-    return True
+    s.op = OPC_GET
+    s.attempt = 0
+    return launch(s)
 
 
 cdef inline double info_seconds(CURL *easy, CURLINFO what) noexcept nogil:
@@ -299,15 +415,21 @@ cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
     curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
     r.thread[i] = <int16_t>ts.index
     r.slot[i] = s.index
-    r.op[i] = 0
+    r.op[i] = <int8_t>s.op
     r.key_index[i] = s.key_index
     r.offset[i] = s.offset
     r.length[i] = s.length
-    r.attempt[i] = 0
+    r.attempt[i] = <int16_t>s.attempt
     r.status[i] = <int16_t>code
     copy_s3_error(s, r.s3_error + i * S3ERR_CAP)
     r.curl_code[i] = <int32_t>result
-    r.nbytes[i] = s.got if code < 300 else 0
+    if code >= 300:
+        r.nbytes[i] = 0
+    elif s.op == OPC_GET:
+        r.nbytes[i] = s.got
+    else:
+        r.nbytes[i] = s.sent
+    copy_text(r.etag + i * ETAG_CAP, s.etag, ETAG_CAP)
     r.t_start[i] = s.t_start
     r.dns_s[i] = info_seconds(s.easy, CURLINFO_NAMELOOKUP_TIME_T)
     r.connect_s[i] = info_seconds(s.easy, CURLINFO_CONNECT_TIME_T)
@@ -346,8 +468,21 @@ cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
         ts.errors += 1
 
 
+cdef int fill_idle(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
+    """Queue mode: start queued jobs on this thread's idle slots; how many started."""
+    cdef int i = ts.index, started = 0
+    cdef Shared *sh = ts.shared
+    while i < nslots:
+        if op_atomic_load(&sh.job_tail) >= op_atomic_load(&sh.job_head):
+            break
+        if not slots[i].busy and start_next(&slots[i]):
+            started += 1
+        i += stride
+    return started
+
+
 cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
-    """Keep every slot of this thread busy until the plan or a stop ends it."""
+    """Keep every slot of this thread busy until the plan, the queue's end or a stop ends it."""
     cdef Shared *sh = ts.shared
     cdef int i, running = 0, left = 0, active = 0
     cdef CURLMsg *msg
@@ -360,8 +495,18 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
         if start_next(&slots[i]):
             active += 1
         i += stride
-    while active > 0:
+    while True:
         if op_atomic_load_int(&sh.stop) == STOP_ABORT:
+            break
+        if sh.queue_mode:
+            active += fill_idle(ts, slots, nslots, stride)
+            if active == 0:
+                if op_atomic_load_int(&sh.stop) != STOP_NONE or (
+                        op_atomic_load_int(&sh.closed) and op_atomic_load(&sh.job_tail) >= op_atomic_load(&sh.job_head)):
+                    break
+                curl_multi_poll(ts.multi, NULL, 0, 100, NULL)
+                continue
+        elif active == 0:
             break
         curl_multi_perform(ts.multi, &running)
         while True:
@@ -380,9 +525,10 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
             active -= 1
             if start_next(s):
                 active += 1
-        if active == 0:
+        if active == 0 and not sh.queue_mode:
             break
-        curl_multi_poll(ts.multi, NULL, 0, 100, NULL)
+        if active > 0:
+            curl_multi_poll(ts.multi, NULL, 0, 100, NULL)
     i = ts.index
     while i < nslots:
         if slots[i].busy:
@@ -401,16 +547,20 @@ cdef class Engine:
     cdef int nthreads
     cdef int nslots
     cdef curl_slist *connect_to
+    cdef curl_slist *headers
     cdef list _keep          # every object whose memory C points into
     cdef list _rings         # per thread: dict of column arrays
     cdef list _buffers       # per slot: RAM sink buffer (NumPy)
     cdef list _pythreads
-    cdef object _lock
+    cdef dict _jobs          # queue mode: column arrays of the job table
+    cdef list _job_urls      # queue mode: the URL bytes each job-table entry points at
+    cdef object _payload
 
     def __cinit__(self):
         self.threads = NULL
         self.slots = NULL
         self.connect_to = NULL
+        self.headers = NULL
         self.shared.urls = NULL
         self.shared.sizes = NULL
         self.shared.nranges = NULL
@@ -423,11 +573,19 @@ cdef class Engine:
                  int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
                  str http_version="1.1", bint tls=False, int64_t buffer_size=4 << 20,
                  double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
-                 int ring_capacity=1 << 16):
+                 int ring_capacity=1 << 16, int queue_capacity=0, payload=None):
+        """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
+        Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
+        send slices of ``payload`` (a C-contiguous uint8 array)."""
         cdef int i, k, nkeys = len(urls)
         cdef Slot *s
         cdef ThreadState *ts
         cdef cnp.ndarray arr
+        if queue_capacity > 0:
+            if sink == "file":
+                raise ValueError("the file sink needs plan mode")
+            if nkeys == 0:
+                urls, sizes, nkeys = [b""], [0], 1
         if nkeys == 0 or len(sizes) != nkeys:
             raise ValueError("urls and sizes must be non-empty and the same length")
         if concurrency < 1 or threads < 1 or range_size < 1 or ring_capacity < 1:
@@ -475,6 +633,9 @@ cdef class Engine:
 
         for entry in connect_to:
             self.connect_to = curl_slist_append(self.connect_to, entry.encode())
+        # An empty Expect: stops libcurl waiting up to a second for "100 Continue" before each body.
+        self.headers = curl_slist_append(NULL, b"Expect:")
+        self._setup_queue(queue_capacity, payload)
 
         self.threads = <ThreadState *>calloc(self.nthreads, sizeof(ThreadState))
         self.slots = <Slot *>calloc(self.nslots, sizeof(Slot))
@@ -513,6 +674,80 @@ cdef class Engine:
                 s.cap = slot_cap
             self._configure_easy(s, ip, interface, http_version, tls, buffer_size, timeout, connect_timeout)
 
+    cdef _setup_queue(self, int capacity, payload):
+        cdef Shared *sh = &self.shared
+        cdef cnp.ndarray data
+        sh.queue_mode = capacity > 0
+        sh.closed = 0
+        sh.job_cap = capacity
+        sh.job_head = 0
+        sh.job_tail = 0
+        sh.job_url = NULL
+        sh.payload = NULL
+        sh.payload_len = 0
+        self._job_urls = []
+        self._jobs = {}
+        if not sh.queue_mode:
+            return
+        self._jobs = {"url": np.zeros(capacity, dtype=np.uintp), "op": np.zeros(capacity, dtype=np.int8),
+                      "key": np.zeros(capacity, dtype=np.int32), "offset": np.zeros(capacity, dtype=np.int64),
+                      "length": np.zeros(capacity, dtype=np.int64),
+                      "payload_offset": np.zeros(capacity, dtype=np.int64),
+                      "attempt": np.zeros(capacity, dtype=np.int16)}
+        self._job_urls = [None] * capacity
+        sh.job_url = <char **>cnp.PyArray_DATA(self._jobs["url"])
+        sh.job_op = <int8_t *>cnp.PyArray_DATA(self._jobs["op"])
+        sh.job_key = <int32_t *>cnp.PyArray_DATA(self._jobs["key"])
+        sh.job_offset = <int64_t *>cnp.PyArray_DATA(self._jobs["offset"])
+        sh.job_length = <int64_t *>cnp.PyArray_DATA(self._jobs["length"])
+        sh.job_payload_offset = <int64_t *>cnp.PyArray_DATA(self._jobs["payload_offset"])
+        sh.job_attempt = <int16_t *>cnp.PyArray_DATA(self._jobs["attempt"])
+        if payload is not None:
+            data = np.ascontiguousarray(payload, dtype=np.uint8)
+            self._payload = data
+            sh.payload = <char *>cnp.PyArray_DATA(data)
+            sh.payload_len = data.shape[0]
+
+    def submit(self, url, int op, int key_index, int64_t offset, int64_t length, int64_t payload_offset=0,
+               int attempt=0):
+        """Queue one job.  The caller keeps fewer than ``queue_capacity`` jobs unfinished
+        (submitted, but no row drained yet): an entry is reused once its job has finished."""
+        cdef Shared *sh = &self.shared
+        cdef int64_t head = sh.job_head, j
+        cdef bytes raw = url if isinstance(url, bytes) else url.encode()
+        if not sh.queue_mode:
+            raise RuntimeError("submit() needs an Engine made with queue_capacity > 0")
+        if op != OPC_GET and (payload_offset < 0 or length < 0 or payload_offset + length > sh.payload_len):
+            raise ValueError("upload slice lies outside the payload")
+        if head - op_atomic_load(&sh.job_tail) >= sh.job_cap:
+            raise RuntimeError("job queue is full")
+        j = head % sh.job_cap
+        self._job_urls[j] = raw
+        sh.job_url[j] = <char *>raw
+        sh.job_op[j] = op
+        sh.job_key[j] = key_index
+        sh.job_offset[j] = offset
+        sh.job_length[j] = length
+        sh.job_payload_offset[j] = payload_offset
+        sh.job_attempt[j] = attempt
+        op_atomic_store(&sh.job_head, head + 1)
+        self._wake()
+
+    def close_queue(self):
+        """No more jobs will come: the engine ends once the queued ones are done."""
+        op_atomic_store_int(&self.shared.closed, 1)
+        self._wake()
+
+    @property
+    def queued(self):
+        """Jobs submitted but not yet started."""
+        return op_atomic_load(&self.shared.job_head) - op_atomic_load(&self.shared.job_tail)
+
+    cdef _wake(self):
+        cdef int i
+        for i in range(self.nthreads):
+            curl_multi_wakeup(self.threads[i].multi)
+
     cdef dict _make_ring(self, ThreadState *ts, int capacity):
         cdef Ring *r = &ts.ring
         cols = {name: np.zeros(capacity, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
@@ -545,6 +780,7 @@ cdef class Engine:
         r.http_version = <int8_t *>cnp.PyArray_DATA(cols["http_version"])
         r.new_conn = <uint8_t *>cnp.PyArray_DATA(cols["new_conn"])
         r.crc32 = <uint32_t *>cnp.PyArray_DATA(cols["crc32"])
+        r.etag = <char *>cnp.PyArray_DATA(cols["etag"])
         return cols
 
     cdef _configure_easy(self, Slot *s, str ip, interface, str http_version, bint tls,
@@ -554,6 +790,13 @@ cdef class Engine:
         check_easy(curl_easy_setopt(e, CURLOPT_PRIVATE, <void *>s), "CURLOPT_PRIVATE")
         check_easy(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body), "CURLOPT_WRITEFUNCTION")
         check_easy(curl_easy_setopt(e, CURLOPT_WRITEDATA, <void *>s), "CURLOPT_WRITEDATA")
+        check_easy(curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header), "CURLOPT_HEADERFUNCTION")
+        check_easy(curl_easy_setopt(e, CURLOPT_HEADERDATA, <void *>s), "CURLOPT_HEADERDATA")
+        check_easy(curl_easy_setopt(e, CURLOPT_READFUNCTION, <curl_data_callback>on_upload), "CURLOPT_READFUNCTION")
+        check_easy(curl_easy_setopt(e, CURLOPT_READDATA, <void *>s), "CURLOPT_READDATA")
+        check_easy(curl_easy_setopt(e, CURLOPT_HTTPHEADER, self.headers), "CURLOPT_HTTPHEADER")
+        check_easy(curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, <long>min(buffer_size, 2 << 20)),
+                   "CURLOPT_UPLOAD_BUFFERSIZE")
         check_easy(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
         check_easy(curl_easy_setopt(e, CURLOPT_TCP_NODELAY, <long>1), "CURLOPT_TCP_NODELAY")
         check_easy(curl_easy_setopt(e, CURLOPT_BUFFERSIZE, <long>buffer_size), "CURLOPT_BUFFERSIZE")
@@ -591,6 +834,8 @@ cdef class Engine:
             free(self.threads)
         if self.connect_to != NULL:
             curl_slist_free_all(self.connect_to)
+        if self.headers != NULL:
+            curl_slist_free_all(self.headers)
         free(self.shared.urls)
         free(self.shared.sizes)
         free(self.shared.nranges)
@@ -619,10 +864,8 @@ cdef class Engine:
 
     def stop(self, bint abort=False):
         """Issue no new requests; with ``abort`` also drop the ones in flight."""
-        cdef int i
         op_atomic_store_int(&self.shared.stop, STOP_ABORT if abort else STOP_DRAIN)
-        for i in range(self.nthreads):
-            curl_multi_wakeup(self.threads[i].multi)
+        self._wake()
 
     @property
     def running(self):

@@ -133,6 +133,7 @@ cdef extern from "objperf_helpers.h" nogil:
     int64_t op_atomic_add(int64_t *p, int64_t v)
     int64_t op_atomic_load(int64_t *p)
     void op_atomic_store(int64_t *p, int64_t v)
+    int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired)
     int op_atomic_load_int(int *p)
     void op_atomic_store_int(int *p, int v)
     double op_now_mono()
