@@ -1,0 +1,114 @@
+"""What every run keeps: its rows (NumPy chunks from the engines, flushed to the
+dataset every second), its manifest, its clock and its CPU.  Read, write and
+mixed runs all end as a ``RunResult``."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from objperf.metadata import system_info, utc_now
+from objperf.summary import summarize
+
+FLUSH_EVERY_S = 1.0
+
+
+def empty_columns() -> dict[str, np.ndarray]:
+    from objperf._engine.core import ENGINE_COLUMNS
+
+    return {name: np.zeros(0, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+
+
+def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if not chunks:
+        return empty_columns()
+    if len(chunks) == 1:
+        return chunks[0]
+    return {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: str  # complete | interrupted | failed
+    columns: dict[str, np.ndarray] = field(repr=False)
+    labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
+    summary: dict
+    manifest: dict
+    dataset: Path | None = None
+    slot_buffers: list = field(default_factory=list, repr=False)
+
+    @cached_property
+    def rows(self):
+        """The rows as a pandas DataFrame, in the dataset's schema."""
+        from objperf.schema import rows_to_table
+
+        return rows_to_table(self.columns, **self.labels).to_pandas()
+
+
+class Recorder:
+    """Collects a run's rows and writes them out as they come.
+
+    ``buckets``/``keys`` are the labels of the rows' ``key_index``; a run may append to them
+    while it goes (a write run names each object as it starts it)."""
+
+    def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
+                 buckets: list[str], keys: list[str]):
+        self.run_id = uuid.uuid4().hex[:16]
+        self.labels = {"run_id": self.run_id, "host": socket.gethostname(), "buckets": buckets, "keys": keys}
+        self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
+                         "target": target, "workload": workload}
+        self.out = Path(out) if out else None
+        self.writer = None
+        if out:
+            from objperf.dataset import DatasetWriter
+
+            self.writer = DatasetWriter(out, self.manifest)
+        self._chunks: list[dict[str, np.ndarray]] = []
+        self._unflushed: list[dict[str, np.ndarray]] = []
+        self._last_flush = time.monotonic()
+        self._usage0 = self._t0 = None
+
+    def start_clock(self) -> None:
+        self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
+        self._t0 = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def add(self, cols: dict[str, np.ndarray] | None) -> None:
+        if cols is not None and len(cols["offset"]):
+            self._chunks.append(cols)
+            self._unflushed.append(cols)
+        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.writer and self._unflushed:
+            from objperf.schema import rows_to_table
+
+            self.writer.append(rows_to_table(concat_columns(self._unflushed), **self.labels))
+        self._unflushed.clear()
+        self._last_flush = time.monotonic()
+
+    def finish(self, status: str, *, extra: dict | None = None, slot_buffers: list | None = None) -> RunResult:
+        wall = time.monotonic() - self._t0
+        usage1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (usage1.ru_utime - self._usage0.ru_utime) + (usage1.ru_stime - self._usage0.ru_stime)
+        self.flush()
+        columns = concat_columns(self._chunks)
+        summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=usage1.ru_maxrss * 1024)
+        summary.update(extra or {})
+        self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
+        if self.writer:
+            self.writer.close(status, ended_utc=self.manifest["ended_utc"], summary=summary)
+        return RunResult(self.run_id, status, columns, self.labels, summary, self.manifest, self.out,
+                         slot_buffers or [])
