@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -113,3 +114,75 @@ def embedded_server(say: Callable[[str], None], *, ipv6: bool = False) -> Iterat
         yield server
     finally:
         server.stop()
+
+
+# -- arguments every command shares ------------------------------------------------
+
+
+def new_parser(prog: str, doc: str, examples: str) -> OneLineParser:
+    return OneLineParser(prog=prog, description=doc.split("\n\n")[0], epilog=examples,
+                         formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=100))
+
+
+def add_target_args(p: argparse.ArgumentParser) -> None:
+    t = p.add_argument_group("target")
+    t.add_argument("--endpoint", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
+    t.add_argument("--region", help="signing region (R2: auto)")
+    t.add_argument("--profile", help="credentials profile from ~/.aws")
+    t.add_argument("--anonymous", action="store_true", help="send unsigned requests")
+    t.add_argument("--addressing", choices=("auto", "path", "virtual"), default="auto", help="bucket addressing style")
+    t.add_argument("--buckets", help="comma-separated buckets to spread over (default: the URL's bucket)")
+
+
+def add_connection_args(p: argparse.ArgumentParser) -> None:
+    c = p.add_argument_group("connection")
+    c.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
+                   help="engine threads, each with its own libcurl multi handle (default: cores)")
+    c.add_argument("--ip", choices=("4", "6", "any"), default="any", help="address family (default any)")
+    c.add_argument("--connect-to", action="append", default=[], metavar="HOST:PORT:ADDR:PORT",
+                   help="pin connections to a server address (libcurl CONNECT_TO); repeatable")
+    c.add_argument("--interface", help="local source address or NIC name")
+    c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
+    c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
+    c.add_argument("--buffer-size", type=size_arg, default=1 << 20, help="libcurl buffer size (default 1MiB)")
+
+
+def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
+    o = p.add_argument_group("output")
+    o.add_argument("--out", "-o", help="write the dataset (parquet + manifest) into this directory")
+    o.add_argument("--figures", action="store_true", help="also draw figures into the dataset directory")
+    o.add_argument("--json", action="store_true", help="print the summary as JSON")
+    o.add_argument("--object-size", type=size_arg, default=embedded_size,
+                   help=f"object size (default {embedded_size >> 20}MiB)")
+
+
+def split_list(text: str | None) -> list[str]:
+    return [item for item in (text or "").split(",") if item]
+
+
+def s3_settings(args):
+    from objperf.s3client import S3Settings
+
+    return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,
+                      addressing=args.addressing)
+
+
+def report(prog: str, result, args, say: Callable[[str], None]) -> int:
+    """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
+    from objperf.summary import format_summary
+
+    if args.json:
+        print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
+    else:
+        print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
+    if result.dataset:
+        if args.figures:
+            from objperf.figures import draw_run_figures
+
+            for path in draw_run_figures(result.rows, result.dataset):
+                say(f"figure {path}")
+        say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
+    if result.status == "interrupted":
+        return EXIT_INTERRUPTED
+    failed = result.summary.get("objects_failed", 0) or str(result.summary.get("verified", "")).startswith("FAILED")
+    return EXIT_ERROR if failed or not result.summary["requests"] else 0

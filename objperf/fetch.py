@@ -5,22 +5,25 @@ With no URL it starts a local SeaweedFS, seeds an object and reads that."""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 
 from objperf.cli import (
-    EXIT_ERROR,
-    EXIT_INTERRUPTED,
-    OneLineParser,
     ProgressLine,
+    add_connection_args,
+    add_output_args,
+    add_target_args,
     duration_arg,
     embedded_server,
+    new_parser,
     positive_int,
+    report,
     run_main,
+    s3_settings,
     size_arg,
+    split_list,
 )
+from objperf.errors import UsageError
 
 PROG = "objperf.fetch"
 EMBEDDED_BUCKET = "objperf"
@@ -30,26 +33,20 @@ EXAMPLES = """examples:
   python -m objperf.fetch s3://bucket/big.bin --endpoint https://ACCOUNT.r2.cloudflarestorage.com \\
       --region auto --profile r2-test --concurrency 64 --range-size 8MiB --duration 30s --out runs/r2-c64
   python -m objperf.fetch s3://bucket/shards/ --concurrency 256 --bytes 100GiB --sink discard
+  python -m objperf.fetch s3://bucket/ --keys a.bin,b.bin --buckets b1,b2 --duration 1m
   python -m objperf.fetch https://example.test/file.bin --concurrency 8
 """
 
 
-def build_parser() -> OneLineParser:
-    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
-                      formatter_class=lambda prog: __import__("argparse").RawDescriptionHelpFormatter(prog, width=100))
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
     p.add_argument("url", nargs="?", help="s3://BUCKET/KEY, s3://BUCKET/PREFIX/, or http(s)://HOST/PATH; "
                                           "omit to use the embedded local SeaweedFS")
-    t = p.add_argument_group("target")
-    t.add_argument("--endpoint", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
-    t.add_argument("--region", help="signing region (R2: auto)")
-    t.add_argument("--profile", help="credentials profile from ~/.aws")
-    t.add_argument("--anonymous", action="store_true", help="send unsigned requests")
-    t.add_argument("--addressing", choices=("auto", "path", "virtual"), default="auto", help="bucket addressing style")
-    t.add_argument("--keys", help="comma-separated keys in the bucket, read round-robin")
+    add_target_args(p)
+    p.add_argument("--keys", help="keys to read round-robin: a comma-separated list, or N for the first N "
+                                  "objects under the URL's prefix")
     w = p.add_argument_group("workload")
     w.add_argument("--concurrency", "-c", type=positive_int, default=16, help="requests in flight (default 16)")
-    w.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
-                   help="engine threads, each with its own libcurl multi handle (default: cores)")
     w.add_argument("--range-size", type=size_arg, default=8 << 20, help="bytes per ranged GET (default 8MiB)")
     w.add_argument("--random", action="store_true", help="random ranges instead of sequential")
     w.add_argument("--duration", "-d", type=duration_arg, help="stop issuing requests after this long (30s, 2m)")
@@ -58,22 +55,10 @@ def build_parser() -> OneLineParser:
     w.add_argument("--sink", choices=("ram", "discard", "file"), default="ram", help="where bodies go (default ram)")
     w.add_argument("--sink-dir", help="directory for --sink file")
     w.add_argument("--verify", action="store_true", help="CRC32 every body (column crc32)")
-    c = p.add_argument_group("connection")
-    c.add_argument("--ip", choices=("4", "6", "any"), default="any", help="address family (default any)")
-    c.add_argument("--connect-to", action="append", default=[], metavar="HOST:PORT:ADDR:PORT",
-                   help="pin connections to a server address (libcurl CONNECT_TO); repeatable")
-    c.add_argument("--interface", help="local source address or NIC name")
-    c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
-    c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
-    c.add_argument("--buffer-size", type=size_arg, default=1 << 20, help="libcurl receive buffer (default 1MiB)")
-    c.add_argument("--engine", choices=("curl", "requests"), default="curl",
+    w.add_argument("--engine", choices=("curl", "requests"), default="curl",
                    help="curl (default) or the pure-Python reference engine")
-    o = p.add_argument_group("output")
-    o.add_argument("--out", "-o", help="write the dataset (parquet + manifest) into this directory")
-    o.add_argument("--figures", action="store_true", help="also draw figures into the dataset directory")
-    o.add_argument("--json", action="store_true", help="print the summary as JSON")
-    o.add_argument("--object-size", type=size_arg, default=1 << 30,
-                   help="embedded server only: size of the seeded object (default 1GiB)")
+    add_connection_args(p)
+    add_output_args(p, embedded_size=1 << 30)
     return p
 
 
@@ -86,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     return run_main(PROG, lambda: _fetch(args))
 
 
-def _fetch(args) -> int:
-    from objperf.s3client import S3Settings
+def read_workload(args):
     from objperf.workload import ReadWorkload
 
     workload = ReadWorkload(
@@ -96,54 +80,58 @@ def _fetch(args) -> int:
         ip=args.ip, connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http,
         verify=args.verify, timeout=args.timeout, buffer_size=args.buffer_size, engine=args.engine)
     workload.validate()
-    keys = [k for k in args.keys.split(",") if k] if args.keys else None
+    return workload
+
+
+def parse_keys(text: str | None) -> list[str] | int | None:
+    if not text:
+        return None
+    if text.isdigit():
+        if int(text) < 1:
+            raise UsageError("--keys N needs N >= 1")
+        return int(text)
+    return split_list(text)
+
+
+def _fetch(args) -> int:
+    workload = read_workload(args)
+    keys = parse_keys(args.keys)
+    buckets = split_list(args.buckets)
     if args.url:
-        settings = S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile,
-                              anonymous=args.anonymous, addressing=args.addressing)
-        return _run(args, workload, args.url, settings, keys)
+        return _run(args, workload, args.url, s3_settings(args), keys, buckets)
     with embedded_server(_say) as server:
-        url = _seed_embedded(server, args.object_size, keys)
-        return _run(args, workload, url, server.settings(), keys)
+        url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets, _say)
+        return _run(args, workload, url, server.settings(), keys, buckets)
 
 
-def _seed_embedded(server, size: int, keys: list[str] | None) -> str:
+def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
+    """Create the bucket(s) and objects a run on the embedded server reads; the URL to read."""
     from objperf.payload import payload_parts
     from objperf.s3client import S3Client
     from objperf.sizes import format_size
 
     client = S3Client(server.settings())
-    client.create_bucket(EMBEDDED_BUCKET)
+    names = keys or [f"seed/object-{size}"]
     t0 = time.monotonic()
-    for key in keys or [f"seed/object-{size}"]:
-        client.put_large_object(EMBEDDED_BUCKET, key, payload_parts(size))
-    _say(f"seeded {len(keys or [1])} object(s) of {format_size(size)} in {time.monotonic() - t0:.1f} s")
-    return f"s3://{EMBEDDED_BUCKET}/" if keys else f"s3://{EMBEDDED_BUCKET}/seed/object-{size}"
+    for bucket in buckets or [EMBEDDED_BUCKET]:
+        client.create_bucket(bucket)
+        for key in names:
+            client.put_large_object(bucket, key, payload_parts(size))
+    say(f"seeded {len(names) * len(buckets or [1])} object(s) of {format_size(size)} in {time.monotonic() - t0:.1f} s")
+    bucket = (buckets or [EMBEDDED_BUCKET])[0]
+    return f"s3://{bucket}/" if keys else f"s3://{bucket}/{names[0]}"
 
 
-def _run(args, workload, url, settings, keys) -> int:
+def _run(args, workload, url, settings, keys, buckets) -> int:
     from objperf.run import run_read
-    from objperf.summary import format_summary
     from objperf.target import resolve_read_target
 
     presign_s = int((workload.duration or 0) * 2 + 24 * 3600)
-    target = resolve_read_target(url, settings, keys=keys, presign_seconds=presign_s)
+    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, presign_seconds=presign_s)
     progress = ProgressLine(total_s=workload.duration)
     result = run_read(target, workload, out=args.out, on_progress=progress)
     progress.done()
-    if args.json:
-        print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
-    else:
-        print(format_summary(result.summary, title=f"{PROG} {result.run_id} ({result.status})"))
-    if result.dataset:
-        if args.figures:
-            from objperf.figures import draw_run_figures
-
-            for path in draw_run_figures(result.rows, result.dataset):
-                _say(f"figure {path}")
-        _say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
-    if result.status == "interrupted":
-        return EXIT_INTERRUPTED
-    return 0 if result.summary["requests"] else EXIT_ERROR
+    return report(PROG, result, args, _say)
 
 
 if __name__ == "__main__":

@@ -75,10 +75,18 @@ class Recorder:
         self._unflushed: list[dict[str, np.ndarray]] = []
         self._last_flush = time.monotonic()
         self._usage0 = self._t0 = None
+        self._stopped: tuple[float, float, int] | None = None
 
     def start_clock(self) -> None:
         self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
         self._t0 = time.monotonic()
+
+    def stop_clock(self) -> None:
+        """Freeze wall time and CPU: what follows (verification, cleanup) is not part of the run."""
+        if self._stopped is None:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = (usage.ru_utime - self._usage0.ru_utime) + (usage.ru_stime - self._usage0.ru_stime)
+            self._stopped = (time.monotonic() - self._t0, cpu, usage.ru_maxrss * 1024)
 
     @property
     def elapsed(self) -> float:
@@ -100,12 +108,11 @@ class Recorder:
         self._last_flush = time.monotonic()
 
     def finish(self, status: str, *, extra: dict | None = None, slot_buffers: list | None = None) -> RunResult:
-        wall = time.monotonic() - self._t0
-        usage1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = (usage1.ru_utime - self._usage0.ru_utime) + (usage1.ru_stime - self._usage0.ru_stime)
+        self.stop_clock()
+        wall, cpu, peak_rss = self._stopped
         self.flush()
         columns = concat_columns(self._chunks)
-        summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=usage1.ru_maxrss * 1024)
+        summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
         summary.update(extra or {})
         self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
         if self.writer:

@@ -8,6 +8,7 @@ presigned URLs, which are made once per key and never written anywhere.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,7 +28,22 @@ from botocore.exceptions import (
 from objperf.errors import CredentialsError, TargetError, UsageError
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
+CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "InvalidToken", "ExpiredToken"}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    response: dict | None
+    status: int
+    s3_error: str
+    curl_code: int
+    t_start: float
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.curl_code == 0 and 200 <= self.status < 300
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,29 @@ class S3Client:
             raise TargetError(f"{what}: {code or status} from {self.endpoint}") from None
         except BotoCoreError as exc:
             raise TargetError(f"{what}: {exc}") from None
+
+    def attempt(self, method: str, **params) -> Attempt:
+        """One control-plane request whose outcome becomes a row: S3 errors are returned, not raised."""
+        t_start = time.time()
+        t0 = time.perf_counter()
+        try:
+            response = getattr(self._client, method)(**params)
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 200)
+            return Attempt(response, status, "", 0, t_start, time.perf_counter() - t0)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            return Attempt(None, status, code, 0, t_start, time.perf_counter() - t0)
+        except (EndpointConnectionError, ConnectTimeoutError):
+            return Attempt(None, 0, "", CURLE_COULDNT_CONNECT, t_start, time.perf_counter() - t0)
+        except (ReadTimeoutError, BotoCoreError):
+            return Attempt(None, 0, "", CURLE_RECV_ERROR, t_start, time.perf_counter() - t0)
+
+    def open_uploads(self, bucket: str, prefix: str = "") -> list[tuple[str, str]]:
+        """(key, upload id) of multipart uploads still open under ``prefix``."""
+        page = self._call(f"list multipart uploads in {bucket}", self._client.list_multipart_uploads,
+                          Bucket=bucket, Prefix=prefix)
+        return [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])]
 
     def object_size(self, bucket: str, key: str) -> int:
         """HEAD the object; a missing object or bucket is named as such."""

@@ -8,8 +8,11 @@ of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and
 ``tls_s`` are 0 when the request reused a connection (``new_conn`` False).
 ``t_start`` is wall-clock seconds since the Unix epoch, so runs from several
 hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
-received for GET, bytes sent for PUT and UPLOAD_PART).  For uploads ``ttfb_s`` is
-the first byte of the response, after the body went out.  ``etag`` is the
+received for GET, bytes sent for PUT and UPLOAD_PART).  ``ttfb_s`` is libcurl's
+start-transfer time: the first byte of the body for a GET, the start of the
+upload for a PUT (use ``total_s`` for uploads).  Rows the control plane makes
+(CREATE_MPU, COMPLETE_MPU, ABORT_MPU) have ``thread``/``slot`` -1 and only
+``t_start``, ``ttfb_s`` = ``total_s``, status and error codes.  ``etag`` is the
 ETag of the final response, where there was one."""
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 GIB = 1 << 30
+# Engine op codes by direction (objperf.schema.OPS: GET, PUT, UPLOAD_PART, ...).
+DIRECTIONS = {"read": (0,), "write": (1, 2)}
 
 
 def _counts(values: np.ndarray) -> dict:
@@ -22,10 +24,23 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     ok = (curl_code == 0) & (status >= 200) & (status < 300)
     total_bytes = int(cols["bytes"].sum())
     n = len(status)
-    ttfb = cols["ttfb_s"][ok] * 1000
+    ttfb = cols["ttfb_s"][ok & (cols["op"] == 0)] * 1000  # time to first byte means something for GETs
     p50, p90, p99 = np.percentile(ttfb, [50, 90, 99]) if len(ttfb) else (float("nan"),) * 3
     s3_errors = cols["s3_error"][cols["s3_error"] != b""]
     wall = max(wall_s, 1e-9)
+    directions = {}
+    for name, codes in DIRECTIONS.items():
+        mine = np.isin(cols["op"], codes)
+        if mine.any():
+            latency = cols["total_s"][mine & ok] * 1000
+            directions[name] = {
+                "requests": int(mine.sum()),
+                "failed": int((mine & ~ok).sum()),
+                "bytes": int(cols["bytes"][mine].sum()),
+                "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9,
+                "latency_ms_p50": float(np.percentile(latency, 50)) if len(latency) else float("nan"),
+                "latency_ms_p99": float(np.percentile(latency, 99)) if len(latency) else float("nan"),
+            }
     return {
         "requests": n,
         "ok_requests": int(ok.sum()),
@@ -43,6 +58,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "client_cpu_s": cpu_s,
         "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
         "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
+        "directions": directions,
     }
 
 
@@ -54,6 +70,12 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         f"{title}: {s['requests']} requests ({s['error_requests']} failed), {s['bytes'] / GIB:.3f} GiB"
         f" in {s['wall_s']:.2f} s",
         f"  throughput   {s['gbps']:.3f} Gbps   {s['requests_per_s']:.1f} requests/s",
+    ]
+    if set(s.get("directions", {})) != {"read"}:
+        for name, d in s.get("directions", {}).items():
+            lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed)   "
+                         f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
+    lines += [
         f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms   p99 {s['ttfb_ms_p99']:.2f} ms",
         f"  HTTP status  {counts(s['status_counts'])}",
         f"  S3 errors    {counts(s['s3_error_counts'])}",
@@ -61,4 +83,6 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         f"  client CPU   {s['client_cpu_s']:.2f} s = {s['client_cpu_s_per_gib']:.3f} CPU-s/GiB"
         + (f"   peak RSS {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else ""),
     ]
+    if "verified" in s:
+        lines.append(f"  verified     {s['verified']}")
     return "\n".join(lines)

@@ -48,28 +48,36 @@ def split_s3_url(url: str) -> tuple[str, str]:
     return parts.netloc, parts.path.lstrip("/")
 
 
-def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | None = None,
-                        presign_seconds: int = 24 * 3600) -> ResolvedTarget:
-    """Look up sizes (HEAD or LIST) and presign one GET URL per object."""
+def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int | None = None,
+                        buckets: list[str] | None = None, presign_seconds: int = 24 * 3600) -> ResolvedTarget:
+    """Look up sizes (HEAD or LIST) and presign one GET URL per object.
+
+    ``keys``: a list of keys (relative to the URL's prefix), or N for the first N objects under
+    it.  ``buckets``: read the same keys from each of these buckets instead of the URL's."""
     scheme = urlsplit(url).scheme
     if scheme in ("http", "https"):
+        if keys or buckets:
+            raise UsageError("--keys and --buckets apply to s3:// URLs only")
         return _resolve_http(url)
-    bucket, key = split_s3_url(url)
+    url_bucket, key = split_s3_url(url)
     client = S3Client(settings)
-    if keys and key and not key.endswith("/"):
-        raise UsageError("give either a key in the URL or --keys, not both")
-    if keys:
-        prefix = key
-        objects = [ObjectRef(bucket, prefix + k, client.object_size(bucket, prefix + k)) for k in keys]
-    elif not key or key.endswith("/"):
-        listed = client.list_keys(bucket, key)
-        if not listed:
-            if not client.bucket_exists(bucket):
-                raise TargetError(f"bucket {bucket!r} does not exist at {client.endpoint}")
-            raise TargetError(f"no objects under s3://{bucket}/{key}")
-        objects = [ObjectRef(bucket, k, size) for k, size in listed]
-    else:
-        objects = [ObjectRef(bucket, key, client.object_size(bucket, key))]
+    if isinstance(keys, list) and key and not key.endswith("/"):
+        raise UsageError("give either a key in the URL or a list of --keys, not both")
+    objects: list[ObjectRef] = []
+    for bucket in buckets or [url_bucket]:
+        if isinstance(keys, list):
+            objects += [ObjectRef(bucket, key + k, client.object_size(bucket, key + k)) for k in keys]
+        elif not key or key.endswith("/") or isinstance(keys, int):
+            listed = client.list_keys(bucket, key, limit=keys if isinstance(keys, int) else 100_000)
+            if not listed:
+                if not client.bucket_exists(bucket):
+                    raise TargetError(f"bucket {bucket!r} does not exist at {client.endpoint}")
+                raise TargetError(f"no objects under s3://{bucket}/{key}")
+            if isinstance(keys, int) and len(listed) < keys:
+                raise TargetError(f"--keys {keys}: only {len(listed)} objects under s3://{bucket}/{key}")
+            objects += [ObjectRef(bucket, k, size) for k, size in listed]
+        else:
+            objects.append(ObjectRef(bucket, key, client.object_size(bucket, key)))
     urls = [client.presign(o.bucket, o.key, expires=presign_seconds) for o in objects]
     return ResolvedTarget("s3", objects, client.endpoint, settings, urls)
 
