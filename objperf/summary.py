@@ -75,8 +75,13 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         for name, d in s.get("directions", {}).items():
             lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed)   "
                          f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
+    if "objects_written" in s:
+        lines.append(f"  objects      {s['objects_written']} written, {s['objects_failed']} failed, "
+                     f"{s['objects_cut']} cut short when the time was up (aborted)")
+    if "read" in s.get("directions", {"read": None}):
+        lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
+                     f"   p99 {s['ttfb_ms_p99']:.2f} ms")
     lines += [
-        f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms   p99 {s['ttfb_ms_p99']:.2f} ms",
         f"  HTTP status  {counts(s['status_counts'])}",
         f"  S3 errors    {counts(s['s3_error_counts'])}",
         f"  curl errors  {counts(s['curl_error_counts'])}",

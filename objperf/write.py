@@ -172,6 +172,7 @@ class Uploader:
         self.objects_started = 0
         self.written: list[Upload] = []
         self.failed_objects = 0
+        self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
         self.deadline = 0.0
         self.stopping = False
         self._put_urls: dict[tuple[str, str], str] = {}
@@ -209,7 +210,7 @@ class Uploader:
         self._take(self.engine.drain())
         for upload in list(self.open.values()):
             upload.in_flight = 0
-            self._abort(upload)
+            self._abort(upload, failed=not abort)
 
     # -- internals ----------------------------------------------------------------
 
@@ -243,8 +244,10 @@ class Uploader:
         for upload in list(self.open.values()):
             if upload.in_flight:
                 continue
-            if upload.failed or (past_deadline and not upload.all_submitted):
+            if upload.failed:
                 self._abort(upload)
+            elif past_deadline and not upload.all_submitted:
+                self._abort(upload, failed=False)
             elif len(upload.etags) == upload.nparts:
                 self._complete(upload)
 
@@ -253,7 +256,8 @@ class Uploader:
         while self.unfinished_jobs < self.depth and not past_deadline:
             upload = next((u for u in self.open.values() if not u.all_submitted and not u.failed), None)
             if upload is None:
-                if self.stopping:
+                if self.stopping or self._budget_spent():
+                    self.stopping = True
                     return
                 upload = self._begin()
                 if upload is None:
@@ -320,13 +324,14 @@ class Uploader:
         if outcome.ok:
             self.written.append(upload)
         else:
-            self.failed_objects += 1
-            self._abort(upload, registered=False)
+            self._abort(upload)
 
-    def _abort(self, upload: Upload, *, registered: bool = True) -> None:
-        if registered:
-            self.open.pop(upload.index, None)
+    def _abort(self, upload: Upload, *, failed: bool = True) -> None:
+        self.open.pop(upload.index, None)
+        if failed:
             self.failed_objects += 1
+        else:
+            self.cut_objects += 1
         if upload.upload_id is None:
             return
         outcome = self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
@@ -418,7 +423,8 @@ def _drive(recorder: Recorder, uploaders: list[Uploader], reader, on_progress: P
 
 def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunResult:
     recorder.stop_clock()
-    extra = {"objects_written": len(uploader.written), "objects_failed": uploader.failed_objects}
+    extra = {"objects_written": len(uploader.written), "objects_failed": uploader.failed_objects,
+             "objects_cut": uploader.cut_objects}
     if uploader.workload.verify and status == "complete":
         extra["verified"] = uploader.verify()
     elif uploader.workload.verify:

@@ -1,0 +1,94 @@
+"""``python -m objperf.mixed`` — reads and writes at the same time, each with its
+own engine and concurrency: one dataset with both directions, a summary per
+direction, so "reads alone, writes alone, both together" can be compared.
+
+With no URL it starts a local SeaweedFS, seeds the object to read and writes
+beside it."""
+
+from __future__ import annotations
+
+import sys
+
+from objperf.cli import (
+    ProgressLine,
+    add_connection_args,
+    add_output_args,
+    add_target_args,
+    duration_arg,
+    embedded_server,
+    new_parser,
+    positive_int,
+    report,
+    run_main,
+    s3_settings,
+    size_arg,
+)
+from objperf.fetch import seed_embedded
+from objperf.put import add_write_args, write_destination, write_workload
+
+PROG = "objperf.mixed"
+
+EXAMPLES = """examples:
+  python -m objperf.mixed --duration 20s                    # local SeaweedFS
+  python -m objperf.mixed s3://bucket/big.bin --write-to s3://bucket/mixed/ --endpoint URL \\
+      --read-concurrency 256 --write-concurrency 192 --part-size 32MiB --object-size 1GiB --duration 60s
+"""
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("url", nargs="?", help="what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; "
+                                          "omit to use the embedded local SeaweedFS")
+    p.add_argument("--write-to", help="where to write: s3://BUCKET/PREFIX (default: the read URL's bucket)")
+    add_target_args(p)
+    r = p.add_argument_group("reads")
+    r.add_argument("--read-concurrency", type=positive_int, default=16, help="GETs in flight (default 16)")
+    r.add_argument("--range-size", type=size_arg, default=8 << 20, help="bytes per ranged GET (default 8MiB)")
+    r.add_argument("--sink", choices=("ram", "discard"), default="ram", help="where read bodies go (default ram)")
+    add_write_args(p, concurrency_flags=("--write-concurrency",))
+    p.add_argument("--duration", "-d", type=duration_arg, default=30.0, help="how long both run (default 30s)")
+    add_connection_args(p)
+    add_output_args(p, embedded_size=64 << 20)
+    return p
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_main(PROG, lambda: _mixed(args))
+
+
+def _mixed(args) -> int:
+    from objperf.target import resolve_read_target, split_s3_url
+    from objperf.workload import ReadWorkload
+    from objperf.write import run_mixed
+
+    reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
+                         sink=args.sink, duration=args.duration, ip=args.ip, connect_to=tuple(args.connect_to),
+                         interface=args.interface, http_version=args.http, timeout=args.timeout,
+                         buffer_size=args.buffer_size)
+    reads.validate()
+    args.requests = None
+    destination = args.write_to or (f"s3://{split_s3_url(args.url)[0]}/objperf-mixed/" if args.url else None)
+    buckets, prefix = write_destination(destination, args.buckets)
+    writes = write_workload(args, buckets, prefix)
+    progress = ProgressLine(total_s=args.duration)
+    if args.url:
+        settings = s3_settings(args)
+        target = resolve_read_target(args.url, settings, presign_seconds=int(args.duration * 2 + 86400))
+        result = run_mixed(target, reads, settings, writes, out=args.out, on_progress=progress)
+    else:
+        with embedded_server(_say) as server:
+            url = seed_embedded(server, args.object_size, None, [], _say)
+            target = resolve_read_target(url, server.settings())
+            result = run_mixed(target, reads, server.settings(), writes, out=args.out, on_progress=progress,
+                               create_buckets=True)
+    progress.done()
+    return report(PROG, result, args, _say)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

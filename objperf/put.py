@@ -1,0 +1,109 @@
+"""``python -m objperf.put`` — PUTs and multipart uploads, sent from one
+preallocated payload, across keys and buckets; per-request rows to a dataset.
+
+With no URL it starts a local SeaweedFS and writes to it."""
+
+from __future__ import annotations
+
+import sys
+
+from objperf.cli import (
+    ProgressLine,
+    add_connection_args,
+    add_output_args,
+    add_target_args,
+    duration_arg,
+    embedded_server,
+    new_parser,
+    positive_int,
+    report,
+    run_main,
+    s3_settings,
+    size_arg,
+    split_list,
+)
+
+PROG = "objperf.put"
+EMBEDDED_BUCKET = "objperf"
+
+EXAMPLES = """examples:
+  python -m objperf.put                                     # local SeaweedFS: one 64 MiB object in 32 MiB parts
+  python -m objperf.put s3://bucket/bench/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com --region auto \\
+      --profile r2-test --object-size 1GiB --part-size 32MiB --concurrency 192 --duration 60s --keys 32 --cleanup
+  python -m objperf.put s3://b1/out/ --buckets b1,b2 --object-size 256MiB --requests 20 --verify
+"""
+
+
+def add_write_args(p, *, concurrency_flags: tuple[str, ...] = ("--concurrency", "-c")) -> None:
+    w = p.add_argument_group("writes")
+    w.add_argument("--part-size", type=size_arg, default=32 << 20,
+                   help="objects larger than this go up as multipart uploads in parts of this size (default 32MiB)")
+    w.add_argument(*concurrency_flags, type=positive_int, default=16, dest="write_concurrency",
+                   help="uploads (parts or PUTs) in flight (default 16)")
+    w.add_argument("--keys", type=positive_int, default=1, help="spread writes over N keys (default 1)")
+    w.add_argument("--verify", action="store_true", help="read every written object back and compare")
+    w.add_argument("--cleanup", action="store_true", help="delete what the run wrote when it ends")
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("url", nargs="?", help="s3://BUCKET/PREFIX (keys are PREFIX + objperf-RUN-NNNNN); "
+                                          "omit to use the embedded local SeaweedFS")
+    add_target_args(p)
+    add_write_args(p)
+    b = p.add_argument_group("budget")
+    b.add_argument("--duration", "-d", type=duration_arg, help="stop starting uploads after this long")
+    b.add_argument("--requests", "-n", type=positive_int, help="write this many objects (default: each key once)")
+    p.add_argument("--create-bucket", action="store_true", help="create the bucket(s) if missing")
+    add_connection_args(p)
+    add_output_args(p, embedded_size=64 << 20)
+    return p
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr)
+
+
+def write_workload(args, buckets: list[str], prefix: str):
+    from objperf.write import WriteWorkload
+
+    workload = WriteWorkload(
+        object_size=args.object_size, part_size=args.part_size, concurrency=args.write_concurrency,
+        threads=args.threads, keys=args.keys, buckets=tuple(buckets), prefix=prefix, duration=args.duration,
+        requests=args.requests, verify=args.verify, cleanup=args.cleanup, ip=args.ip,
+        connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http, timeout=args.timeout,
+        buffer_size=args.buffer_size)
+    workload.validate()
+    return workload
+
+
+def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[str], str]:
+    from objperf.target import split_s3_url
+
+    bucket, prefix = split_s3_url(url) if url else (EMBEDDED_BUCKET, "")
+    return split_list(buckets_flag) or [bucket], prefix
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_main(PROG, lambda: _put(args))
+
+
+def _put(args) -> int:
+    from objperf.write import run_write
+
+    buckets, prefix = write_destination(args.url, args.buckets)
+    workload = write_workload(args, buckets, prefix)
+    progress = ProgressLine(total_s=workload.duration)
+    if args.url:
+        result = run_write(s3_settings(args), workload, out=args.out, on_progress=progress,
+                           create_buckets=args.create_bucket)
+    else:
+        with embedded_server(_say) as server:
+            result = run_write(server.settings(), workload, out=args.out, on_progress=progress, create_buckets=True)
+    progress.done()
+    return report(PROG, result, args, _say)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Writes against the real server: bytes, parts, ETags, fan-out, failures that leave nothing open."""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import run_cli
+from objperf import load
+from objperf.write import WriteWorkload, expected_bytes, make_payload, run_mixed, run_write
+
+MIB = 1 << 20
+
+
+def write(store, out=None, **kw):
+    workload = WriteWorkload(**{"concurrency": 4, "threads": 2, "buckets": (store.bucket,), "prefix": "w/", **kw})
+    return run_write(store.server.settings(), workload, out=out)
+
+
+def written_keys(result) -> set[tuple[str, str]]:
+    rows = result.rows
+    done = rows[rows["op"].isin(["PUT", "COMPLETE_MPU"]) & (rows["status"] == 200)]
+    return set(zip(done["bucket"].astype(str), done["key"].astype(str)))
+
+
+def no_open_uploads(store, buckets=None) -> bool:
+    return all(not store.client.open_uploads(b) for b in buckets or [store.bucket])
+
+
+def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
+    size = 12 * MIB + 1234
+    result = write(store, tmp_path / "w", object_size=size, part_size=5 * MIB, requests=1, verify=True)
+    assert result.summary["verified"].startswith("ok: 1 objects")
+    rows = load(tmp_path / "w")
+    assert list(rows["op"].astype(str).value_counts().sort_index().items()) == [
+        ("COMPLETE_MPU", 1), ("CREATE_MPU", 1), ("UPLOAD_PART", 3)]
+    parts = rows[rows["op"] == "UPLOAD_PART"].sort_values("offset")
+    assert list(parts["offset"]) == [0, 5 * MIB, 10 * MIB]
+    assert list(parts["length"]) == [5 * MIB, 5 * MIB, 2 * MIB + 1234]
+    assert list(parts["bytes"]) == list(parts["length"])
+    ((bucket, key),) = written_keys(result)
+    body = store.client.get_object(bucket, key)
+    sent = make_payload(WriteWorkload(object_size=size, part_size=5 * MIB, buckets=("x",)))
+    assert body == bytes(expected_bytes(sent, size, 0, size))
+    # Each part's ETag is the MD5 of that part's bytes, taken from the final response's headers.
+    for offset, length, etag in zip(parts["offset"], parts["length"], parts["etag"]):
+        assert etag.strip('"') == hashlib.md5(body[offset:offset + length]).hexdigest()
+    assert no_open_uploads(store)
+
+
+def test_single_put_objects(store):
+    result = write(store, object_size=3000, part_size=5 * MIB, requests=4, keys=2, verify=True)
+    rows = result.rows
+    assert set(rows["op"].astype(str)) == {"PUT"} and len(rows) == 4
+    assert (rows["bytes"] == 3000).all() and (rows["status"] == 200).all()
+    assert rows["etag"].str.len().min() > 2
+    assert result.summary["objects_written"] == 4
+    assert result.summary["verified"] == "ok: 2 objects read back equal to what was sent"
+
+
+def test_fanout_over_keys_and_buckets(store):
+    other = store.bucket + "-b"
+    store.client.create_bucket(other)
+    result = write(store, object_size=6 * MIB, part_size=5 * MIB, requests=6, keys=3, buckets=(store.bucket, other),
+                   verify=True, cleanup=True)
+    keys = written_keys(result)
+    assert len(keys) == 3
+    assert {b for b, _ in keys} == {store.bucket, other}
+    assert result.summary["verified"].startswith("ok: 3 objects")
+    assert no_open_uploads(store, [store.bucket, other])
+
+
+def test_cleanup_leaves_the_bucket_as_it_was(store):
+    before = store.client.list_keys(store.bucket, "")
+    result = write(store, object_size=1000, part_size=5 * MIB, requests=5, keys=5, cleanup=True)
+    assert result.summary["cleaned_up"] == 5
+    assert store.client.list_keys(store.bucket, "") == before
+
+
+def test_failed_parts_abort_the_upload(store, tmp_path):
+    # A 20 ms request timeout fails parts that the server needs longer for: a real failure mid-upload.
+    result = write(store, tmp_path / "f", object_size=30 * MIB, part_size=5 * MIB, requests=2, timeout=0.02)
+    rows = load(tmp_path / "f")
+    parts = rows[rows["op"] == "UPLOAD_PART"]
+    assert (parts["curl_code"] == 28).any()  # CURLE_OPERATION_TIMEDOUT
+    assert (rows["op"] == "ABORT_MPU").sum() == 2
+    assert result.summary["objects_failed"] == 2 and result.summary["objects_written"] == 0
+    assert no_open_uploads(store)
+
+
+def test_mixed_run_has_both_directions(store, tmp_path):
+    from objperf.target import resolve_read_target
+    from objperf.workload import ReadWorkload
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings())
+    reads = ReadWorkload(concurrency=2, threads=1, range_size=MIB, duration=2.0)
+    writes = WriteWorkload(object_size=6 * MIB, part_size=5 * MIB, concurrency=2, threads=1,
+                           buckets=(store.bucket,), prefix="mixed/", duration=2.0, cleanup=True)
+    result = run_mixed(target, reads, store.server.settings(), writes, out=tmp_path / "m")
+    rows = load(tmp_path / "m")
+    assert {"GET", "UPLOAD_PART"} <= set(rows["op"])
+    assert set(result.summary["directions"]) == {"read", "write"}
+    assert result.summary["directions"]["read"]["bytes"] == rows.loc[rows["op"] == "GET", "bytes"].sum() > 0
+    assert result.summary["directions"]["write"]["bytes"] > 0
+    assert set(rows.loc[rows["op"] == "GET", "key"]) == {"data/even.bin"}
+    assert no_open_uploads(store)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--part-size", "1MiB", "--object-size", "8MiB"], "part size must be between 5 MiB and 5 GiB"),
+    (["--object-size", "lots"], "bad size"),
+    (["--keys", "0"], "must be at least 1"),
+])
+def test_put_bad_input(store, args, message):
+    proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
+                   env=store.env())
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
+
+
+def test_put_to_a_missing_bucket(store):
+    proc = run_cli("objperf.put", "s3://no-such-bucket-w/x/", "--endpoint", store.server.endpoint, env=store.env())
+    assert proc.returncode != 0 and "does not exist" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_interrupted_put_aborts_its_uploads(store, tmp_path):
+    out = tmp_path / "p"
+    args = [sys.executable, "-m", "objperf.put", f"s3://{store.bucket}/int/", "--endpoint", store.server.endpoint,
+            "--object-size", "200MiB", "--part-size", "5MiB", "-c", "2", "--duration", "60s", "--out", str(out)]
+    proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list((out / "requests").glob("part-*.parquet")):
+        time.sleep(0.1)
+    time.sleep(2)  # parts are in flight
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    rows = load(out)
+    assert rows.attrs["manifest"]["status"] == "interrupted"
+    assert (rows["op"] == "UPLOAD_PART").sum() > 0 and (rows["op"] == "ABORT_MPU").sum() >= 1
+    assert no_open_uploads(store)
