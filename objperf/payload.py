@@ -10,15 +10,16 @@ DEFAULT_SEED = 20261130
 DEFAULT_PART = 64 << 20
 
 
-def payload(size: int, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """``size`` pseudo-random bytes as a read-only uint8 array."""
-    return np.frombuffer(np.random.Generator(np.random.PCG64(seed)).bytes(size), dtype=np.uint8)
+def payload(size: int, seed: int = DEFAULT_SEED, start: int = 0) -> np.ndarray:
+    """Bytes ``start:start+size`` of the payload stream of ``seed``, as a uint8 array."""
+    from objperf._engine.core import fill_payload
+
+    data = np.empty(size, dtype=np.uint8)
+    fill_payload(data, seed, start)
+    return data
 
 
-def payload_parts(size: int, seed: int = DEFAULT_SEED, part_size: int = DEFAULT_PART) -> Iterator[bytes]:
+def payload_parts(size: int, seed: int = DEFAULT_SEED, part_size: int = DEFAULT_PART) -> Iterator[np.ndarray]:
     """The bytes of ``payload(size, seed)`` in consecutive parts, never more than one part in memory."""
-    if part_size % 8:
-        raise ValueError("part_size must be a multiple of 8 for the parts to join up into payload()")
-    generator = np.random.Generator(np.random.PCG64(seed))
     for start in range(0, size, part_size):
-        yield generator.bytes(min(part_size, size - start))
+        yield payload(min(part_size, size - start), seed, start)

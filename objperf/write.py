@@ -27,7 +27,7 @@ from objperf.schema import OPS
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
 MAX_PARTS = 10_000
-PAYLOAD_CAP = 1 << 30
+PAYLOAD_CAP = 256 << 20  # larger objects repeat the payload; no S3 store dedupes at that grain
 OP = {name: code for code, name in enumerate(OPS)}
 
 ProgressFn = Callable[[float, int, int, int], None]
@@ -93,8 +93,10 @@ def object_key(prefix: str, run_id: str, index: int) -> str:
 
 
 def make_payload(workload: WriteWorkload) -> np.ndarray:
-    """One incompressible payload per run; parts are slices of it (at ``offset % len``)."""
-    if workload.object_size <= PAYLOAD_CAP:
+    """One incompressible payload per run; parts are slices of it (at ``offset % len``).
+
+    Up to 256 MiB (rounded to whole parts) it is the object itself; larger objects repeat it."""
+    if workload.object_size <= PAYLOAD_CAP or not workload.multipart:
         return payload(max(workload.object_size, 1))
     return payload(max(PAYLOAD_CAP // workload.part_size, 1) * workload.part_size)
 
