@@ -1,7 +1,9 @@
-"""``python -m objperf.bench`` — objperf against its peers (s5cmd, boto3, curl)
-reading the same object from the same local SeaweedFS in the same run,
-interleaved, median of N repetitions; and, where nginx is installed, against a
-file served from /dev/shm (the raw HTTP ceiling of this box).
+"""``python -m objperf.bench`` — objperf against its peers reading and writing
+the same object on the same local SeaweedFS in the same run, interleaved,
+median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, curl, and — where
+nginx is installed — a file served from /dev/shm (the raw HTTP ceiling of this
+box).  Writes: s5cmd, boto3 and the AWS CRT uploading a file from /dev/shm,
+objperf sending the same bytes from its own memory.
 
 Every client runs as its own process and is measured from outside: wall time,
 CPU (user + system, from wait4) and peak RSS (VmHWM).  Each client also reads
@@ -34,10 +36,34 @@ SMALL_SIZE = 1 << 20
 BOTO3_SCRIPT = """
 import sys, boto3
 from boto3.s3.transfer import TransferConfig
-endpoint, bucket, key, dest, concurrency, part = sys.argv[1:7]
+op, endpoint, bucket, key, path, concurrency, part = sys.argv[1:8]
 s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
 config = TransferConfig(max_concurrency=int(concurrency), multipart_chunksize=int(part), multipart_threshold=int(part))
-s3.download_file(bucket, key, dest, Config=config)
+if op == "get":
+    s3.download_file(bucket, key, path, Config=config)
+else:
+    s3.upload_file(path, bucket, key, Config=config)
+"""
+
+CRT_SCRIPT = """
+import os, sys
+from awscrt import auth, http, io, s3
+op, endpoint, bucket, key, path, concurrency, part = sys.argv[1:8]
+host = endpoint.split("://", 1)[1]
+elg = io.EventLoopGroup()
+bootstrap = io.ClientBootstrap(elg, io.DefaultHostResolver(elg))
+creds = auth.AwsCredentialsProvider.new_static(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
+client = s3.S3Client(bootstrap=bootstrap, region="us-east-1", credential_provider=creds,
+                     tls_mode=s3.S3RequestTlsMode.DISABLED, part_size=int(part), throughput_target_gbps=10.0,
+                     max_active_connections_override=int(concurrency))
+if op == "get":
+    request = http.HttpRequest("GET", f"/{bucket}/{key}", http.HttpHeaders([("Host", host)]))
+    done = client.make_request(type=s3.S3RequestType.GET_OBJECT, request=request, recv_filepath=path)
+else:
+    headers = http.HttpHeaders([("Host", host), ("Content-Length", str(os.path.getsize(path)))])
+    request = http.HttpRequest("PUT", f"/{bucket}/{key}", headers)
+    done = client.make_request(type=s3.S3RequestType.PUT_OBJECT, request=request, send_filepath=path)
+done.finished_future.result()
 """
 
 NGINX_CONF = """
@@ -59,6 +85,7 @@ class Measured:
     peak_rss_mib: float
     ok: bool
     detail: str = ""
+    in_run_cpu_gib: float | None = None  # objperf's own count, from its JSON summary
 
 
 def measure(args: list[str], *, env: dict, stdin: str | None = None) -> Measured:
@@ -111,24 +138,45 @@ def crc_of_file(path: Path) -> int:
     return crc
 
 
+def has_module(name: str) -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        print(f"objperf.bench: {name} is not installed, skipped", file=sys.stderr)
+        return False
+    return True
+
+
 class Bench:
-    def __init__(self, size: int, concurrency: int, range_size: int, workdir: Path):
-        self.size, self.concurrency, self.range_size = size, concurrency, range_size
+    """One local SeaweedFS (and nginx), the objects, and one method per client and direction."""
+
+    def __init__(self, size: int, concurrency: int, part_size: int, workdir: Path):
+        self.size, self.concurrency, self.part_size = size, concurrency, part_size
         self.workdir = workdir
         self.shm = Path(tempfile.mkdtemp(prefix="objperf-bench-", dir="/dev/shm"))
+        self.shm.chmod(0o755)  # nginx workers drop root
         self.server = LocalSeaweed(workdir / "seaweed")
         self.nginx: subprocess.Popen | None = None
         self.nginx_url = ""
-        self.expected_crc = 0
+        self.source = self.shm / "source.bin"  # what the peers upload: objperf's own write payload
+        self.read_crc = self.write_crc = 0
 
     def start(self) -> None:
+        from objperf.write import WriteWorkload, expected_bytes, make_payload
+
         self.server.start()
         client = S3Client(self.server.settings())
         client.create_bucket(BUCKET)
         client.put_large_object(BUCKET, BIG_KEY, payload_parts(self.size))
         client.put_large_object(BUCKET, SMALL_KEY, payload_parts(SMALL_SIZE))
         for part in payload_parts(self.size):
-            self.expected_crc = zlib.crc32(part, self.expected_crc)
+            self.read_crc = zlib.crc32(part, self.read_crc)
+        sent = make_payload(WriteWorkload(object_size=self.size, part_size=self.part_size, buckets=(BUCKET,)))
+        with open(self.source, "wb") as f:
+            for start in range(0, self.size, 64 << 20):
+                chunk = expected_bytes(sent, self.size, start, min(64 << 20, self.size - start))
+                f.write(chunk)
+                self.write_crc = zlib.crc32(chunk, self.write_crc)
         self.client = client
         self.env = {**os.environ, "AWS_ACCESS_KEY_ID": self.server.access_key,
                     "AWS_SECRET_ACCESS_KEY": self.server.secret_key, "AWS_REGION": "us-east-1",
@@ -139,14 +187,12 @@ class Bench:
     def _start_nginx(self) -> None:
         root = self.shm / "www"
         (root / "bench").mkdir(parents=True)
-        for directory in (self.shm, root, root / "bench"):
-            directory.chmod(0o755)  # nginx workers drop root
-        with open(root / BIG_KEY, "wb") as f:
-            for part in payload_parts(self.size):
-                f.write(part)
-        with open(root / SMALL_KEY, "wb") as f:
-            for part in payload_parts(SMALL_SIZE):
-                f.write(part)
+        for directory in (root, root / "bench"):
+            directory.chmod(0o755)
+        for key, size in ((BIG_KEY, self.size), (SMALL_KEY, SMALL_SIZE)):
+            with open(root / key, "wb") as f:
+                for part in payload_parts(size):
+                    f.write(part)
         ngx = self.workdir / "nginx"
         (ngx / "tmp").mkdir(parents=True)
         port = free_port()
@@ -163,39 +209,41 @@ class Bench:
         self.server.stop()
         shutil.rmtree(self.shm, ignore_errors=True)
 
-    # -- clients: name → function(key, size) → Measured, verified -------------
+    # -- reads: name → f(key, size) → Measured, checked ------------------------------
 
-    def clients(self) -> dict:
+    def readers(self) -> dict:
         found = {
-            "objperf ram": lambda key, size: self.objperf(f"s3://{BUCKET}/{key}", size, "ram"),
-            "objperf discard": lambda key, size: self.objperf(f"s3://{BUCKET}/{key}", size, "discard"),
+            "objperf ram": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "ram"),
+            "objperf discard": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard"),
         }
         if tool("s5cmd"):
-            found["s5cmd"] = self.s5cmd
-        try:
-            import boto3  # noqa: F401
-
-            found["boto3"] = self.boto3
-        except ImportError:
-            print("objperf.bench: boto3 not installed, skipped", file=sys.stderr)
+            found["s5cmd"] = self.s5cmd_get
+        if has_module("boto3"):
+            found["boto3"] = lambda key, size: self.script_get(BOTO3_SCRIPT, key, size)
+        if has_module("awscrt"):
+            found["aws crt"] = lambda key, size: self.script_get(CRT_SCRIPT, key, size)
         if shutil.which("curl"):
             found["curl"] = lambda key, size: self.curl(self.client.presign(BUCKET, key), size)
         if self.nginx_url:
-            found["objperf ram (nginx)"] = lambda key, size: self.objperf(self.nginx_url + key, size, "ram")
+            found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size, "ram")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
         return found
 
-    def objperf(self, url: str, size: int, sink: str) -> Measured:
+    def objperf_get(self, url: str, size: int, sink: str) -> Measured:
+        args = [sys.executable, "-m", "objperf.fetch", url, "--endpoint", self.server.endpoint,
+                "--addressing", "path", "-c", str(self.concurrency), "--range-size", str(self.part_size),
+                "--sink", sink, "--json"]
+        return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
+
+    def _objperf(self, args: list[str], good) -> Measured:
         import json
 
-        args = [sys.executable, "-m", "objperf.fetch", url, "--endpoint", self.server.endpoint,
-                "--addressing", "path", "-c", str(self.concurrency), "--range-size", str(self.range_size),
-                "--sink", sink, "--json"]
         result = measure(args, env=self.env)
         if result.ok:
             summary = json.loads(result.detail)
-            result.ok = summary["bytes"] == size and summary["error_requests"] == 0
-            result.detail = "" if result.ok else f"read {summary['bytes']} of {size} bytes"
+            result.in_run_cpu_gib = summary["client_cpu_s_per_gib"]
+            result.ok = good(summary)
+            result.detail = "" if result.ok else f"summary says otherwise: {summary['status_counts']}"
         return result
 
     def _check_file(self, result: Measured, dest: Path, size: int) -> Measured:
@@ -203,21 +251,21 @@ class Bench:
             got = dest.stat().st_size if dest.exists() else -1
             if got != size:
                 result.ok, result.detail = False, f"wrote {got} of {size} bytes"
-            elif size == self.size and crc_of_file(dest) != self.expected_crc:
+            elif size == self.size and crc_of_file(dest) != self.read_crc:
                 result.ok, result.detail = False, "bytes differ from the object"
         dest.unlink(missing_ok=True)
         return result
 
-    def s5cmd(self, key: str, size: int) -> Measured:
+    def s5cmd_get(self, key: str, size: int) -> Measured:
         dest = self.shm / "s5cmd.bin"
         args = [tool("s5cmd"), "--endpoint-url", self.server.endpoint, "cp", "-c", str(self.concurrency),
-                "-p", str(max(5, self.range_size >> 20)), f"s3://{BUCKET}/{key}", str(dest)]
+                "-p", str(max(5, self.part_size >> 20)), f"s3://{BUCKET}/{key}", str(dest)]
         return self._check_file(measure(args, env=self.env), dest, size)
 
-    def boto3(self, key: str, size: int) -> Measured:
-        dest = self.shm / "boto3.bin"
-        args = [sys.executable, "-c", BOTO3_SCRIPT, self.server.endpoint, BUCKET, key, str(dest),
-                str(self.concurrency), str(self.range_size)]
+    def script_get(self, script: str, key: str, size: int) -> Measured:
+        dest = self.shm / "download.bin"
+        args = [sys.executable, "-c", script, "get", self.server.endpoint, BUCKET, key, str(dest),
+                str(self.concurrency), str(self.part_size)]
         return self._check_file(measure(args, env=self.env), dest, size)
 
     def curl(self, url: str, size: int) -> Measured:
@@ -229,6 +277,63 @@ class Bench:
             result.ok, result.detail = False, f"read {result.detail.strip()} of {size} bytes"
         return result
 
+    # -- writes: name → f(size, check) → Measured ----------------------------------
+
+    def writers(self) -> dict:
+        found = {"objperf put": self.objperf_put}
+        if tool("s5cmd"):
+            found["s5cmd"] = self.s5cmd_put
+        if has_module("boto3"):
+            found["boto3"] = lambda size, check: self.script_put(BOTO3_SCRIPT, "boto3", size, check)
+        if has_module("awscrt"):
+            found["aws crt"] = lambda size, check: self.script_put(CRT_SCRIPT, "crt", size, check)
+        return found
+
+    def objperf_put(self, size: int, check: bool) -> Measured:
+        args = [sys.executable, "-m", "objperf.put", f"s3://{BUCKET}/put/objperf/", "--endpoint", self.server.endpoint,
+                "--addressing", "path", "-c", str(self.concurrency), "--part-size", str(self.part_size),
+                "--object-size", str(size), "--requests", "1", "--json"]
+        result = self._objperf(args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
+        keys = self.client.list_keys(BUCKET, "put/objperf/")
+        return self._check_upload(result, keys[0][0] if keys else "", size, check)
+
+    def s5cmd_put(self, size: int, check: bool) -> Measured:
+        source = self._source(size)
+        args = [tool("s5cmd"), "--endpoint-url", self.server.endpoint, "cp", "-c", str(self.concurrency),
+                "-p", str(max(5, self.part_size >> 20)), str(source), f"s3://{BUCKET}/put/s5cmd.bin"]
+        return self._check_upload(measure(args, env=self.env), "put/s5cmd.bin", size, check)
+
+    def script_put(self, script: str, name: str, size: int, check: bool) -> Measured:
+        key = f"put/{name}.bin"
+        args = [sys.executable, "-c", script, "put", self.server.endpoint, BUCKET, key, str(self._source(size)),
+                str(self.concurrency), str(self.part_size)]
+        return self._check_upload(measure(args, env=self.env), key, size, check)
+
+    def _source(self, size: int) -> Path:
+        if size == self.size:
+            return self.source
+        small = self.shm / f"source-{size}.bin"
+        if not small.exists():
+            with open(self.source, "rb") as f:
+                small.write_bytes(f.read(size))
+        return small
+
+    def _check_upload(self, result: Measured, key: str, size: int, check: bool) -> Measured:
+        if result.ok and key:
+            got = self.client.object_size(BUCKET, key)
+            if got != size:
+                result.ok, result.detail = False, f"stored {got} of {size} bytes"
+            elif check and size == self.size:
+                crc = 0
+                for start in range(0, size, 256 << 20):
+                    end = min(size, start + (256 << 20)) - 1
+                    crc = zlib.crc32(self.client.get_object(BUCKET, key, f"bytes={start}-{end}"), crc)
+                if crc != self.write_crc:
+                    result.ok, result.detail = False, "stored bytes differ from the payload"
+        if key:
+            self.client.delete_object(BUCKET, key)
+        return result
+
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
@@ -238,37 +343,58 @@ def main(argv: list[str] | None = None) -> int:
     from objperf.cli import OneLineParser, positive_int, run_main, size_arg
 
     parser = OneLineParser(prog="objperf.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--op", choices=("get", "put", "both"), default="both", help="reads, writes or both")
     parser.add_argument("--size", type=size_arg, default=GIB, help="object size (default 1GiB)")
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions per client (default 3)")
     parser.add_argument("--concurrency", type=positive_int, default=16, help="concurrency for every client")
-    parser.add_argument("--range-size", type=size_arg, default=8 << 20, help="range/part size for every client")
+    parser.add_argument("--part-size", type=size_arg, default=8 << 20,
+                        help="range (reads) and part (writes) size for every client (default 8MiB)")
+    parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
+                        help="part size for writes (default 32MiB)")
     args = parser.parse_args(argv)
     return run_main("objperf.bench", lambda: _bench(args))
 
 
+def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str):
+    big: dict[str, list[Measured]] = {name: [] for name in clients}
+    small: dict[str, list[Measured]] = {name: [] for name in clients}
+    for rep in range(repeat):
+        for name, client in clients.items():  # interleaved: every client once per round
+            big[name].append(run_big(client, rep))
+            small[name].append(run_small(client))
+            last = big[name][-1]
+            print(f"{label} round {rep + 1}/{repeat}  {name:20} {size * 8 / last.wall_s / 1e9:7.2f} Gbps "
+                  f"{last.cpu_s:6.2f} CPU-s  {'ok' if last.ok else 'FAILED ' + last.detail}",
+                  file=sys.stderr, flush=True)
+    return big, small
+
+
 def _bench(args) -> int:
+    tables = []
+    ok = True
     with tempfile.TemporaryDirectory(prefix="objperf-bench-") as tmp:
-        bench = Bench(args.size, args.concurrency, args.range_size, Path(tmp))
+        bench = Bench(args.size, args.concurrency, args.part_size, Path(tmp))
         try:
             bench.start()
-            clients = bench.clients()
-            big: dict[str, list[Measured]] = {name: [] for name in clients}
-            small: dict[str, list[Measured]] = {name: [] for name in clients}
-            for rep in range(args.repeat):
-                for name, run in clients.items():  # interleaved: every client once per round
-                    big[name].append(run(BIG_KEY, args.size))
-                    small[name].append(run(SMALL_KEY, SMALL_SIZE))
-                    last = big[name][-1]
-                    print(f"round {rep + 1}/{args.repeat}  {name:22} {args.size * 8 / last.wall_s / 1e9:7.2f} Gbps "
-                          f"{last.cpu_s:6.2f} CPU-s  {'ok' if last.ok else 'FAILED ' + last.detail}",
-                          file=sys.stderr, flush=True)
+            if args.op in ("get", "both"):
+                big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get")
+                tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl"))
+                ok &= all(m.ok for runs in big.values() for m in runs)
+            if args.op in ("put", "both"):
+                bench.part_size = args.write_part_size
+                big, small = _rounds(bench.writers(), lambda f, rep: f(args.size, rep == 0),
+                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put")
+                tables.append(render_table("writes", big, small, args.size, base="best peer", cpu_base="best peer"))
+                ok &= all(m.ok for runs in big.values() for m in runs)
         finally:
             bench.stop()
-    print(render_table(big, small, args.size))
-    return 0 if all(m.ok for runs in big.values() for m in runs) else 1
+    print("\n\n".join(tables))
+    return 0 if ok else 1
 
 
-def render_table(big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int) -> str:
+def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
+                 base: str, cpu_base: str) -> str:
     rows = {}
     for name, runs in big.items():
         good = [m for m in runs if m.ok]
@@ -277,31 +403,41 @@ def render_table(big: dict[str, list[Measured]], small: dict[str, list[Measured]
             continue
         fixed = median([m.cpu_s for m in small[name] if m.ok])
         cpu = median([m.cpu_s for m in good])
+        in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
         rows[name] = {
             "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
             "cpu_gib": cpu / (size / GIB),
             "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
+            "in_run": median(in_run) if in_run else None,
             "rss": median([m.peak_rss_mib for m in good]),
             "runs": f"{len(good)}/{len(runs)}",
         }
+    peers = [r for n, r in rows.items() if r and not n.startswith("objperf") and "nginx" not in n]
 
-    def ratio(name: str, field: str, base: str) -> str:
-        if rows.get(name) and rows.get(base) and rows[base][field]:
-            return f"{rows[name][field] / rows[base][field]:.2f}x"
-        return "-"
+    def reference(name: str, field: str, wanted: str) -> float | None:
+        if wanted == "best peer":
+            values = [r[field] for r in peers]
+            return (max(values) if field == "gbps" else min(values)) if values else None
+        key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
+        return rows[key][field] if rows.get(key) else None
 
-    header = (f"{'client':22} {'Gbps':>7} {'CPU-s/GiB':>10} {'marginal':>9} {'peak RSS':>9} {'ok':>5}  "
-              f"{'Gbps vs s5cmd':>13} {'marginal CPU vs curl':>21}")
-    lines = [f"objperf.bench: {size / GIB:g} GiB object, local SeaweedFS, median of runs "
-             f"(marginal = CPU-s/GiB less the client's own cost of reading 1 MiB)", header, "-" * len(header)]
+    def ratio(name: str, field: str, wanted: str) -> str:
+        ref = reference(name, field, wanted)
+        return f"{rows[name][field] / ref:.2f}x" if ref else "-"
+
+    header = (f"{'client':20} {'Gbps':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} {'peak RSS':>9} {'ok':>4}  "
+              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
+    lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
+             f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
+             f"the transfer", header, "-" * len(header)]
     for name, row in rows.items():
         if row is None:
-            lines.append(f"{name:22} failed every run")
+            lines.append(f"{name:20} failed every run: {big[name][-1].detail}")
             continue
-        base_curl = "curl (nginx)" if "nginx" in name else "curl"
-        lines.append(f"{name:22} {row['gbps']:7.2f} {row['cpu_gib']:10.3f} {row['marginal_gib']:9.3f} "
-                     f"{row['rss']:7.0f}Mi {row['runs']:>5}  {ratio(name, 'gbps', 's5cmd'):>13} "
-                     f"{ratio(name, 'marginal_gib', base_curl):>21}")
+        in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
+        lines.append(f"{name:20} {row['gbps']:6.2f} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} {in_run} "
+                     f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
+                     f"{ratio(name, 'marginal_gib', cpu_base):>26}")
     return "\n".join(lines)
 
 

@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator
 from objperf.errors import ObjperfError
 from objperf.sizes import parse_duration, parse_size
 
+# The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
