@@ -85,7 +85,8 @@ class Measured:
     peak_rss_mib: float
     ok: bool
     detail: str = ""
-    in_run_cpu_gib: float | None = None  # objperf's own count, from its JSON summary
+    in_run_cpu_gib: float | None = None  # objperf's own counts, from its JSON summary
+    in_run_gbps: float | None = None
 
 
 def measure(args: list[str], *, env: dict, stdin: str | None = None) -> Measured:
@@ -242,6 +243,7 @@ class Bench:
         if result.ok:
             summary = json.loads(result.detail)
             result.in_run_cpu_gib = summary["client_cpu_s_per_gib"]
+            result.in_run_gbps = summary["gbps"]
             result.ok = good(summary)
             result.detail = "" if result.ok else f"summary says otherwise: {summary['status_counts']}"
         return result
@@ -404,11 +406,13 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         fixed = median([m.cpu_s for m in small[name] if m.ok])
         cpu = median([m.cpu_s for m in good])
         in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
+        in_run_gbps = [m.in_run_gbps for m in good if m.in_run_gbps is not None]
         rows[name] = {
             "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
             "cpu_gib": cpu / (size / GIB),
             "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
             "in_run": median(in_run) if in_run else None,
+            "in_run_gbps": median(in_run_gbps) if in_run_gbps else None,
             "rss": median([m.peak_rss_mib for m in good]),
             "runs": f"{len(good)}/{len(runs)}",
         }
@@ -425,17 +429,20 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         ref = reference(name, field, wanted)
         return f"{rows[name][field] / ref:.2f}x" if ref else "-"
 
-    header = (f"{'client':20} {'Gbps':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} {'peak RSS':>9} {'ok':>4}  "
+    header = (f"{'client':20} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
+              f"{'peak RSS':>9} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
     lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
-             f"the transfer", header, "-" * len(header)]
+             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up", header, "-" * len(header)]
     for name, row in rows.items():
         if row is None:
             lines.append(f"{name:20} failed every run: {big[name][-1].detail}")
             continue
         in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
-        lines.append(f"{name:20} {row['gbps']:6.2f} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} {in_run} "
+        in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
+        lines.append(f"{name:20} {row['gbps']:6.2f} {in_run_gbps} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} "
+                     f"{in_run} "
                      f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
                      f"{ratio(name, 'marginal_gib', cpu_base):>26}")
     return "\n".join(lines)

@@ -29,6 +29,9 @@ MAX_PART = 5 << 30
 MAX_PARTS = 10_000
 PAYLOAD_CAP = 256 << 20  # larger objects repeat the payload; no S3 store dedupes at that grain
 OP = {name: code for code, name in enumerate(OPS)}
+# How often the control plane looks at the engine: the queue holds two requests per slot, and a
+# part takes far longer than this, so the engine never waits for it; polling faster only burns CPU.
+STEP_S = 0.01
 
 ProgressFn = Callable[[float, int, int, int], None]
 
@@ -395,10 +398,10 @@ def _drive(recorder: Recorder, uploaders: list[Uploader], reader, on_progress: P
                 if not uploader.done:
                     uploader.step()
             if reader is not None:
-                reader.join(0.002)
+                reader.join(STEP_S)
                 recorder.add(reader.drain())
             else:
-                time.sleep(0.002)
+                time.sleep(STEP_S)
             if on_progress and recorder.elapsed - last_progress >= 0.5:
                 last_progress = recorder.elapsed
                 engines = [u.engine for u in uploaders] + ([reader] if reader is not None else [])
@@ -431,6 +434,8 @@ def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunRes
         extra["verified"] = uploader.verify()
     elif uploader.workload.verify:
         extra["verified"] = "not verified: the run was interrupted"
+    else:
+        extra["verified"] = "not verified (--verify reads every object back and compares)"
     if uploader.workload.cleanup:
         extra["cleaned_up"] = uploader.cleanup()
     return recorder.finish(status, extra=extra)

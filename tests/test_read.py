@@ -132,3 +132,18 @@ def test_plain_http_url(store):
     assert target.kind == "http" and target.objects[0].size == store.objects["data/odd.bin"]
     result = run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE))
     assert result.rows["bytes"].sum() == store.objects["data/odd.bin"]
+
+
+def test_connect_to_and_interface_pin_both_ends(store):
+    port = store.server.s3_port6
+    settings = store.server.settings(ipv6=True)
+    settings = type(settings)(endpoint=f"http://localhost:{port}", region=settings.region, addressing="path",
+                              credentials=settings.credentials)
+    target = resolve_read_target(f"s3://{store.bucket}/data/small.bin", settings)
+    for pinned in ("127.0.0.1", "::1"):
+        address = f"[{pinned}]" if ":" in pinned else pinned
+        workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, requests=4,
+                                connect_to=(f"localhost:{port}:{address}:{port}",), interface=pinned)
+        rows = run_read(target, workload).rows
+        assert (rows["status"] == 206).all()
+        assert set(rows["remote_ip"]) == {pinned} and set(rows["local_ip"]) == {pinned}
