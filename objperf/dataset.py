@@ -18,6 +18,7 @@ from objperf.errors import UsageError
 
 MANIFEST = "manifest.json"
 ROWS_DIR = "requests"
+SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
 FORMAT = "objperf-dataset/1"
 
 
@@ -33,7 +34,7 @@ class DatasetWriter:
         except OSError as exc:
             raise UsageError(f"cannot write dataset to {self.path}: {exc.strerror}") from None
         self.manifest = {"format": FORMAT, "status": "running", **manifest}
-        self._parts = 0
+        self._parts: dict[str, int] = {}
         self.rows = 0
         self._write_manifest()
 
@@ -42,32 +43,38 @@ class DatasetWriter:
         tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n")
         os.replace(tmp, self.path / MANIFEST)
 
-    def append(self, table: pa.Table) -> None:
+    def append(self, table: pa.Table, subdir: str = ROWS_DIR) -> None:
+        """One more numbered part under ``subdir`` (rows by default, or ``samples/nic`` …)."""
         if table.num_rows == 0:
             return
-        tmp = self.path / ROWS_DIR / f".part-{self._parts:05d}.tmp"
+        directory = self.path / subdir
+        directory.mkdir(parents=True, exist_ok=True)
+        number = self._parts.get(subdir, 0)
+        tmp = directory / f".part-{number:05d}.tmp"
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, self.path / ROWS_DIR / f"part-{self._parts:05d}.parquet")
-        self._parts += 1
-        self.rows += table.num_rows
+        os.replace(tmp, directory / f"part-{number:05d}.parquet")
+        self._parts[subdir] = number + 1
+        if subdir == ROWS_DIR:
+            self.rows += table.num_rows
 
     def close(self, status: str, **extra) -> None:
-        """Record how the run ended; compact the parts into one file."""
-        if self._parts > 1:
-            self._compact()
+        """Record how the run ended; compact each table's parts into one file."""
+        for subdir, count in self._parts.items():
+            if count > 1:
+                self._compact(self.path / subdir)
+                self._parts[subdir] = 1
         self.manifest.update(status=status, rows=self.rows, **extra)
         self._write_manifest()
 
-    def _compact(self) -> None:
-        rows_dir = self.path / ROWS_DIR
-        parts = sorted(rows_dir.glob("part-*.parquet"))
+    @staticmethod
+    def _compact(directory: Path) -> None:
+        parts = sorted(directory.glob("part-*.parquet"))
         table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="permissive")
-        tmp = rows_dir / ".compact.tmp"
+        tmp = directory / ".compact.tmp"
         pq.write_table(table, tmp, compression="zstd")
         for part in parts:
             part.unlink()
-        os.replace(tmp, rows_dir / "part-00000.parquet")
-        self._parts = 1
+        os.replace(tmp, directory / "part-00000.parquet")
 
 
 def read_manifest(path: str | Path) -> dict:
@@ -90,6 +97,19 @@ def load(path: str | Path) -> pd.DataFrame:
         df = pd.DataFrame(columns=list(_empty_columns()))
     df.attrs["manifest"] = manifest
     return df
+
+
+def load_samples(path: str | Path) -> dict[str, pd.DataFrame]:
+    """The samples of a dataset: ``{"nic": rx/tx bytes per interface, "cpu": user/system/idle seconds
+    for the process and each core}``, cumulative counters with ``t`` in Unix seconds."""
+    path = Path(path)
+    read_manifest(path)
+    tables = {}
+    for kind in ("nic", "cpu"):
+        parts = sorted((path / SAMPLES_DIR / kind).glob("part-*.parquet"))
+        if parts:
+            tables[kind] = pa.concat_tables([pq.read_table(p) for p in parts]).to_pandas()
+    return tables
 
 
 def _empty_columns():

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from objperf.metadata import system_info, utc_now
+from objperf.sampler import Sampler
 from objperf.summary import summarize
 
 FLUSH_EVERY_S = 1.0
@@ -60,7 +61,7 @@ class Recorder:
     while it goes (a write run names each object as it starts it)."""
 
     def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
-                 buckets: list[str], keys: list[str]):
+                 buckets: list[str], keys: list[str], engine_threads: int = 1):
         self.run_id = uuid.uuid4().hex[:16]
         self.labels = {"run_id": self.run_id, "host": socket.gethostname(), "buckets": buckets, "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
@@ -76,8 +77,11 @@ class Recorder:
         self._last_flush = time.monotonic()
         self._usage0 = self._t0 = None
         self._stopped: tuple[float, float, int] | None = None
+        self.engine_threads = engine_threads
+        self.sampler = Sampler()
 
     def start_clock(self) -> None:
+        self.sampler.start()
         self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
         self._t0 = time.monotonic()
 
@@ -87,6 +91,7 @@ class Recorder:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu = (usage.ru_utime - self._usage0.ru_utime) + (usage.ru_stime - self._usage0.ru_stime)
             self._stopped = (time.monotonic() - self._t0, cpu, usage.ru_maxrss * 1024)
+            self.sampler.stop()
 
     @property
     def elapsed(self) -> float:
@@ -100,10 +105,16 @@ class Recorder:
             self.flush()
 
     def flush(self) -> None:
-        if self.writer and self._unflushed:
+        if self.writer:
+            import pyarrow as pa
+
+            from objperf.dataset import SAMPLES_DIR
             from objperf.schema import rows_to_table
 
-            self.writer.append(rows_to_table(concat_columns(self._unflushed), **self.labels))
+            if self._unflushed:
+                self.writer.append(rows_to_table(concat_columns(self._unflushed), **self.labels))
+            for kind, table in self.sampler.take_new().items():
+                self.writer.append(pa.table(table), f"{SAMPLES_DIR}/{kind}")
         self._unflushed.clear()
         self._last_flush = time.monotonic()
 
@@ -113,6 +124,8 @@ class Recorder:
         self.flush()
         columns = concat_columns(self._chunks)
         summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
+        app_bytes = {name: d["bytes"] for name, d in summary["directions"].items()}
+        summary["evidence"] = self.sampler.evidence(app_bytes, wall, self.engine_threads)
         summary.update(extra or {})
         self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
         if self.writer:

@@ -70,7 +70,8 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
     recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
-                        buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects])
+                        buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
+                        engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
     fds = _open_sink_files(target, workload)
     engine = make_engine(target, workload, fds)
     status = "complete"

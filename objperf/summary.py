@@ -90,4 +90,23 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
     ]
     if "verified" in s:
         lines.append(f"  verified     {s['verified']}")
+    lines += format_evidence(s.get("evidence", {}))
     return "\n".join(lines)
+
+
+def format_evidence(e: dict) -> list[str]:
+    """The NIC and CPU lines of a summary: does the run's evidence back its numbers?"""
+    lines = []
+    if "nic" in e:
+        compared = "   ".join(f"NIC vs app ({d}) {e[f'nic_vs_app_{d}_pct']:+.2f}%"
+                               for d in ("read", "write") if f"nic_vs_app_{d}_pct" in e)
+        lines.append(f"  NIC {e['nic']:<8} rx {e['nic_rx_bytes'] / GIB:.3f} GiB   tx {e['nic_tx_bytes'] / GIB:.3f} GiB"
+                     + (f"   {compared}" if compared else "")
+                     + ("   (loopback also carries a local server's own traffic)" if e["nic"] == "lo" else ""))
+    if "client_cores_busy" in e:
+        cores = ", ".join(f"{b:.0f}%" for b in e.get("cores_busy_pct", []))
+        lines.append(f"  client       {e['client_cores_busy']:.2f} cores busy; all cores busy {cores}")
+        if e.get("client_cpu_bound"):
+            lines.append("  WARNING      the client looks CPU-bound: the ceiling measured may be the client's, "
+                         "not the store's (add --threads or a bigger client)")
+    return lines

@@ -376,7 +376,7 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
             raise UsageError(f"bucket {bucket!r} does not exist at {client.endpoint} (create it first)")
     recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                          "buckets": list(workload.buckets)},
-                        workload=workload.describe(), out=out, buckets=[], keys=[])
+                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
     uploader = Uploader(client, workload, recorder)
     status = _drive(recorder, [uploader], None, on_progress)
     return _finish_write(recorder, uploader, status)
@@ -460,7 +460,8 @@ def run_mixed(read_target, read_workload, settings: S3Settings, write_workload: 
                                          "write": {"kind": "s3", **settings.describe(),
                                                    "buckets": list(write_workload.buckets)}},
                         workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
-                        buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects])
+                        buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
+                        engine_threads=read_workload.threads + write_workload.threads)
     reader = make_engine(read_target, read_workload, None)
     uploader = Uploader(client, write_workload, recorder)
     status = _drive(recorder, [uploader], reader, on_progress, read_workload.duration or 0.0)

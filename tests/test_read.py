@@ -147,3 +147,22 @@ def test_connect_to_and_interface_pin_both_ends(store):
         rows = run_read(target, workload).rows
         assert (rows["status"] == 206).all()
         assert set(rows["remote_ip"]) == {pinned} and set(rows["local_ip"]) == {pinned}
+
+
+def test_samples_back_the_byte_count(store, tmp_path):
+    from objperf.dataset import load_samples
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/", store.server.settings())
+    result = run_read(target, ReadWorkload(concurrency=3, threads=1, range_size=RANGE, duration=1.0),
+                      out=tmp_path / "s")
+    evidence = result.summary["evidence"]
+    app = result.summary["bytes"]
+    assert evidence["nic"] == "lo" and evidence["nic_rx_bytes"] >= app > 0
+    assert evidence["nic_vs_app_read_pct"] == pytest.approx((evidence["nic_rx_bytes"] - app) / app * 100)
+    assert 0 < evidence["client_cores_busy"] <= 2.5
+    samples = load_samples(tmp_path / "s")
+    nic, cpu = samples["nic"], samples["cpu"]
+    assert {"lo"} <= set(nic["iface"]) and (nic.groupby("iface")["rx_bytes"].diff().dropna() >= 0).all()
+    assert {"process", "cpu0"} <= set(cpu["cpu"])
+    lo = nic[nic["iface"] == "lo"]
+    assert lo["t"].diff().median() == pytest.approx(0.1, abs=0.05)  # about ten samples a second
