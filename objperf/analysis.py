@@ -72,3 +72,50 @@ def error_counts(df: pd.DataFrame) -> pd.DataFrame:
               .rename("count").reset_index())
     counts["share"] = counts["count"] / max(len(df), 1)
     return counts.sort_values("count", ascending=False, ignore_index=True)
+
+
+def steady_window(df: pd.DataFrame) -> tuple[float, float]:
+    """(start, end) in Unix seconds of the run's steady state: from when every slot has finished
+    one request until the last slot starts its last.  The whole span if that window is empty."""
+    data = df[df["slot"] >= 0]  # control-plane rows have no slot
+    if data.empty:
+        return float("nan"), float("nan")
+    ends = data["t_start"] + data["total_s"]
+    by_slot = data.assign(end=ends).groupby(["thread", "slot"], observed=True)
+    start = float(by_slot["end"].min().max())
+    end = float(by_slot["t_start"].max().min())
+    if not end > start:
+        start, end = float(data["t_start"].min()), float(ends.max())
+    return start, end
+
+
+def steady_gbps(df: pd.DataFrame) -> float:
+    """Throughput within the steady window, each request's bytes spread over its transfer."""
+    start, end = steady_window(df)
+    data = df[df["slot"] >= 0]
+    if data.empty or not end > start:
+        return float("nan")
+    starts = (data["t_start"] + data["ttfb_s"]).to_numpy(float)
+    ends = (data["t_start"] + data["total_s"]).to_numpy(float)
+    delivered = _cumulative_bytes(starts - start, ends - start, data["bytes"].to_numpy(float),
+                                  np.array([0.0, end - start]))
+    return float(delivered[1] - delivered[0]) * 8 / (end - start) / 1e9
+
+
+def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
+    """Throughput per ``bin_s`` over a long run: slope (Gbps per minute), spread (p95 - p5 Gbps), mean,
+    and failed requests per minute."""
+    timeline = throughput_timeline(df, bin_s=bin_s)
+    if len(timeline) > 2:
+        timeline = timeline.iloc[1:-1]  # the first and last bins are partial
+    if len(timeline) < 2:
+        return {"drift_gbps_per_min": float("nan"), "spread_gbps": float("nan"), "mean_gbps": float("nan"),
+                "errors_per_min": float("nan")}
+    slope = np.polyfit(timeline["t_s"], timeline["gbps"], 1)[0] * 60
+    span_min = max((df["t_start"].max() - df["t_start"].min()) / 60, 1e-9)
+    return {
+        "drift_gbps_per_min": float(slope),
+        "spread_gbps": float(np.percentile(timeline["gbps"], 95) - np.percentile(timeline["gbps"], 5)),
+        "mean_gbps": float(timeline["gbps"].mean()),
+        "errors_per_min": float((~ok_rows(df)).sum() / span_min),
+    }

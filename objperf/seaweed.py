@@ -67,7 +67,7 @@ class LocalSeaweed:
         self.secret_key = secrets.token_hex(20)
         self.log_path = Path(log) if log else self.workdir / "weed.log"
         self._procs: list[subprocess.Popen] = []
-        self.s3_port = self.s3_port6 = self.filer_port = 0
+        self.s3_port = self.s3_port6 = self.filer_port = self.master_port = 0
 
     # -- lifecycle --------------------------------------------------------
 
@@ -75,7 +75,8 @@ class LocalSeaweed:
         weed = weed_binary()
         self.workdir.mkdir(parents=True, exist_ok=True)
         used: set[int] = set()
-        master, volume, self.filer_port, self.s3_port = (free_port(avoid=used) for _ in range(4))
+        self.master_port, volume, self.filer_port, self.s3_port = (free_port(avoid=used) for _ in range(4))
+        master = self.master_port
         env = {**os.environ, "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
         args = [weed, "mini", f"-dir={self.workdir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 "-master.telemetry=false", f"-master.port={master}", f"-volume.port={volume}",
@@ -121,6 +122,23 @@ class LocalSeaweed:
             time.sleep(0.25)
         self.stop()
         raise ServerError(f"SeaweedFS did not answer on {url} within {READY_TIMEOUT:.0f}s; see {self.log_path}")
+
+    def shell(self, commands: list[str]) -> str:
+        """Run ``weed shell`` commands against this server (e.g. ``s3.circuitBreaker``); their output."""
+        try:
+            done = subprocess.run([weed_binary(), "shell", f"-master=127.0.0.1:{self.master_port}"],
+                                  input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ServerError(f"weed shell failed: {exc}") from None
+        if "error:" in done.stdout or done.returncode:
+            raise ServerError(f"weed shell refused {commands}: {done.stdout.strip()[-200:]}")
+        return done.stdout
+
+    def limit_concurrent_reads(self, buckets: list[str], limit: int) -> None:
+        """Make the S3 gateway answer 503 to reads beyond ``limit`` in flight per bucket (its circuit
+        breaker: bucket limits only apply while the global breaker is on, so that gets a high one)."""
+        self.shell(["s3.circuitBreaker -global -type Count -actions Read -values 1000000 -apply",
+                    f"s3.circuitBreaker -buckets {','.join(buckets)} -type Count -actions Read -values {limit} -apply"])
 
     def stop(self) -> None:
         for proc in reversed(self._procs):

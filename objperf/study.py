@@ -1,0 +1,132 @@
+"""``python -m objperf.study NAME`` — one experiment of the published benchmark,
+run as a sweep against any endpoint (or the embedded SeaweedFS), one dataset
+per study with the grid values as columns.
+
+Studies: read-concurrency, write-part-size, key-fanout, bucket-fanout, ip-family,
+mixed, sustained, ttfb-size, hot-object, ceiling-proof, client-cpu.
+``--quick`` shrinks every grid and duration to a smoke test."""
+
+from __future__ import annotations
+
+import sys
+
+from objperf.cli import (
+    add_target_args,
+    duration_arg,
+    embedded_server,
+    new_parser,
+    positive_int,
+    run_main,
+    s3_settings,
+    size_arg,
+    split_list,
+)
+from objperf.errors import UsageError
+
+PROG = "objperf.study"
+WORKSPACE = "objperf-study/"
+
+EXAMPLES = """examples:
+  python -m objperf.study read-concurrency --quick --out runs/rc-quick          # embedded SeaweedFS
+  python -m objperf.study read-concurrency s3://bucket/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com \\
+      --region auto --profile r2-test --out runs/r2-read-concurrency
+  python -m objperf.study hot-object s3://bucket/ --endpoint URL --replicas 8 --out runs/hot
+  python -m objperf.study bucket-fanout s3://b1/ --buckets b1,b2 --endpoint URL --out runs/buckets
+"""
+
+
+def build_parser():
+    from objperf.studies import STUDIES
+
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("name", choices=sorted(STUDIES), metavar="NAME", help="the study: " + ", ".join(STUDIES))
+    p.add_argument("url", nargs="?", help="s3://BUCKET/PREFIX/ the study may write under (objects go to "
+                                          f"PREFIX{WORKSPACE}); omit to use the embedded local SeaweedFS")
+    add_target_args(p)
+    p.add_argument("--out", "-o", required=True, help="the study's directory (rerunning skips finished steps)")
+    p.add_argument("--quick", action="store_true", help="small grids and short steps (a smoke test)")
+    p.add_argument("--repeat", type=positive_int, default=1, help="repetitions of every step (default 1)")
+    p.add_argument("--duration", "-d", type=duration_arg, help="seconds per step (default 20s, quick 1s; "
+                                                               "sustained: 10m, quick 4s)")
+    p.add_argument("--object-size", type=size_arg, help="size of the object read (default 1GiB, quick 32MiB)")
+    p.add_argument("--threads", type=positive_int, help="engine threads (default: cores)")
+    p.add_argument("--other-url", help="ceiling-proof: an unrelated http(s) URL to read beside the store")
+    p.add_argument("--replicas", type=positive_int, default=8, help="hot-object: replica count (default 8)")
+    p.add_argument("--replica-buckets", action="store_true",
+                   help="hot-object: put replicas in separate buckets (for a per-bucket throttle)")
+    p.add_argument("--throttle", type=positive_int, default=8,
+                   help="embedded server only, hot-object: reads in flight per bucket before it answers 503")
+    p.add_argument("--cleanup", action="store_true", help=f"delete PREFIX{WORKSPACE} afterwards")
+    return p
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_main(PROG, lambda: _study(args))
+
+
+def _study(args) -> int:
+    if args.url:
+        from objperf.target import split_s3_url
+
+        bucket, prefix = split_s3_url(args.url)
+        return run_named(args, s3_settings(args), bucket, prefix)
+    with embedded_server(_say, ipv6=True) as server:
+        from objperf.s3client import S3Client
+
+        client = S3Client(server.settings())
+        buckets = split_list(args.buckets) or ["objperf", "objperf-b2"]
+        for bucket in buckets:
+            client.create_bucket(bucket)
+        args.buckets = ",".join(buckets)
+        settings = server.settings()
+        if args.name == "ip-family":  # "localhost" names both ::1 and 127.0.0.1 on the IPv6 gateway
+            settings = type(settings)(endpoint=f"http://localhost:{server.s3_port6}", region=settings.region,
+                                      addressing="path", credentials=settings.credentials)
+        if args.name == "hot-object":
+            args.replica_buckets = True
+        return run_named(args, settings, buckets[0], "", server=server)
+
+
+def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
+    from objperf.studies import STUDIES, StudyContext
+    from objperf.sweep import load_steps, run_sweep
+
+    if prefix and not prefix.endswith("/"):
+        raise UsageError("the study URL names a prefix: end it with '/'")
+    quick = args.quick
+    default_duration = (4.0 if quick else 600.0) if args.name == "sustained" else (1.0 if quick else 20.0)
+    ctx = StudyContext(settings=settings, bucket=bucket, prefix=prefix + WORKSPACE, quick=quick,
+                       duration=args.duration or default_duration,
+                       object_size=args.object_size or ((32 << 20) if quick else (1 << 30)),
+                       buckets=split_list(args.buckets), other_url=args.other_url,
+                       replicas=(4 if quick and args.replicas == 8 else args.replicas),
+                       replica_buckets=args.replica_buckets, server=server)
+    if args.threads:
+        ctx.threads = args.threads
+    steps = STUDIES[args.name](ctx)
+    if server is not None and args.name == "hot-object":
+        hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
+        server.limit_concurrent_reads(hot, args.throttle)
+        _say(f"local server answers 503 beyond {args.throttle} reads in flight per bucket")
+    parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size, "bucket": bucket,
+                  "prefix": ctx.prefix, "endpoint": ctx.client.endpoint, **settings.describe(),
+                  "repeat": args.repeat, "threads": ctx.threads}
+    out = run_sweep(args.name, steps, args.out, repeat=args.repeat, parameters=parameters, say=_say)
+    table = load_steps(out)
+    columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.cleanup:
+        for b in {bucket, *ctx.buckets}:
+            for key, _ in ctx.client.list_keys(b, ctx.prefix):
+                ctx.client.delete_object(b, key)
+    _say(f"study dataset {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

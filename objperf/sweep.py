@@ -1,0 +1,170 @@
+"""Sweeps: run one workload over a grid of parameter values, with repetitions,
+one dataset per step, and assemble them into one study dataset whose rows carry
+the grid values as columns.  Rerunning into the same directory skips the steps
+that already finished.
+
+Layout of a study directory::
+
+    manifest.json            kind "study": name, grid, steps and how each ended
+    requests/part-*.parquet  every step's rows + grid columns + step + rep
+    samples/{nic,cpu}/       every step's samples + step + rep
+    steps.parquet            one row per step and repetition: grid values and results
+    steps/NNN-…-rK/          each step's own dataset
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, load, load_samples, read_manifest
+from objperf.metadata import system_info, utc_now
+from objperf.recorder import RunResult
+
+
+@dataclass
+class Step:
+    """One grid point: its values and how to run it into a dataset directory."""
+
+    values: dict
+    run: Callable[[Path], RunResult]
+    measure: Callable[[pd.DataFrame, dict], dict] | None = None  # extra per-step statistics
+
+    @property
+    def slug(self) -> str:
+        text = "-".join(f"{k}={v}" for k, v in self.values.items())
+        return re.sub(r"[^A-Za-z0-9=._-]+", "_", text)[:80]
+
+
+def step_results(rows: pd.DataFrame, summary: dict) -> dict:
+    """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
+    from objperf.analysis import ok_rows, steady_gbps
+
+    data = rows[rows["slot"] >= 0]
+    ok = ok_rows(data)
+    gets = data[ok & (data["op"] == "GET")]
+    evidence = summary.get("evidence", {})
+    wall = max(summary["wall_s"], 1e-9)
+    failed = data[~ok]
+    codes = failed["s3_error"].astype(str).where(failed["s3_error"].astype(str) != "",
+                                                 "HTTP " + failed["status"].astype(str))
+    return {
+        "requests": int(len(data)),
+        "errors": int((~ok).sum()),
+        "error_rate": float((~ok).mean()) if len(data) else float("nan"),
+        "error_codes": json.dumps(codes.value_counts().to_dict()),
+        "gbps": summary["gbps"],
+        "read_gbps": summary["directions"].get("read", {}).get("gbps", 0.0),
+        "write_gbps": summary["directions"].get("write", {}).get("gbps", 0.0),
+        "steady_gbps": steady_gbps(data) if len(data) else float("nan"),
+        "requests_per_s": summary["requests_per_s"],
+        "ttfb_ms_p50": float(np.percentile(gets["ttfb_s"] * 1000, 50)) if len(gets) else float("nan"),
+        "ttfb_ms_p99": float(np.percentile(gets["ttfb_s"] * 1000, 99)) if len(gets) else float("nan"),
+        "nic_rx_gbps": evidence.get("nic_rx_bytes", 0) * 8 / wall / 1e9,
+        "nic_tx_gbps": evidence.get("nic_tx_bytes", 0) * 8 / wall / 1e9,
+        "client_cores_busy": evidence.get("client_cores_busy", float("nan")),
+        "client_cpu_s_per_gib": summary["client_cpu_s_per_gib"],
+    }
+
+
+def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1, parameters: dict | None = None,
+              say: Callable[[str], None] = print) -> Path:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    grid = sorted({k for step in steps for k in step.values})
+    manifest = {"format": "objperf-dataset/1", "kind": "study", "study": name, "status": "running",
+                "started_utc": utc_now(), "system": system_info(), "parameters": parameters or {},
+                "grid": grid, "repeat": repeat, "steps": []}
+    _write_json(out / MANIFEST, manifest)
+    total = len(steps) * repeat
+    done = 0
+    for rep in range(repeat):
+        for index, step in enumerate(steps):
+            done += 1
+            step_dir = out / "steps" / f"{index:03d}-{step.slug}-r{rep}"
+            label = f"{name} step {done}/{total} {step.slug} rep {rep + 1}/{repeat}"
+            if _finished(step_dir):
+                say(f"{label}: already done, kept")
+            else:
+                if step_dir.exists():
+                    shutil.rmtree(step_dir)  # an unfinished earlier attempt
+                result = step.run(step_dir)
+                say(f"{label}: {result.summary['gbps']:.3f} Gbps, {result.summary['requests']} requests, "
+                    f"{result.summary['error_requests']} failed")
+                if result.status != "complete":
+                    manifest["status"] = result.status
+                    _assemble(out, steps, repeat, manifest)
+                    return out
+            manifest["steps"].append({"step": index, "rep": rep, **step.values, "dataset": str(step_dir.name)})
+    manifest["status"] = "complete"
+    _assemble(out, steps, repeat, manifest)
+    return out
+
+
+def _finished(step_dir: Path) -> bool:
+    try:
+        return read_manifest(step_dir).get("status") == "complete"
+    except Exception:
+        return False
+
+
+def _assemble(out: Path, steps: list[Step], repeat: int, manifest: dict) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows_parts, nic_parts, cpu_parts, results = [], [], [], []
+    for rep in range(repeat):
+        for index, step in enumerate(steps):
+            step_dir = out / "steps" / f"{index:03d}-{step.slug}-r{rep}"
+            if not _finished(step_dir):
+                continue
+            rows = load(step_dir)
+            summary = rows.attrs["manifest"]["summary"]
+            tags = {"step": index, "rep": rep, **step.values}
+            extra = step.measure(rows, summary) if step.measure else {}
+            results.append({**tags, **step_results(rows, summary), **extra})
+            rows_parts.append(_tagged(rows, tags))
+            samples = load_samples(step_dir)
+            if "nic" in samples:
+                nic_parts.append(_tagged(samples["nic"], tags))
+            if "cpu" in samples:
+                cpu_parts.append(_tagged(samples["cpu"], tags))
+    for subdir, parts in ((ROWS_DIR, rows_parts), (f"{SAMPLES_DIR}/nic", nic_parts), (f"{SAMPLES_DIR}/cpu", cpu_parts)):
+        directory = out / subdir
+        if directory.exists():
+            shutil.rmtree(directory)
+        if parts:
+            directory.mkdir(parents=True)
+            table = pa.Table.from_pandas(pd.concat(parts, ignore_index=True), preserve_index=False)
+            pq.write_table(table, directory / "part-00000.parquet", compression="zstd")
+    pd.DataFrame(results).to_parquet(out / "steps.parquet", index=False)
+    manifest.update(ended_utc=utc_now(), rows=int(sum(len(p) for p in rows_parts)), steps_done=len(results))
+    _write_json(out / MANIFEST, manifest)
+
+
+def _tagged(frame: pd.DataFrame, tags: dict) -> pd.DataFrame:
+    frame = frame.copy()
+    for column in frame.columns:  # one dictionary per file would clash across steps
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(str)
+    for key, value in tags.items():
+        frame[key] = value
+    return frame
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.replace(path)
+
+
+def load_steps(path: str | Path) -> pd.DataFrame:
+    """One row per step and repetition of a study: its grid values and results."""
+    return pd.read_parquet(Path(path) / "steps.parquet")

@@ -1,0 +1,70 @@
+"""Every study's --quick run on the embedded SeaweedFS: the whole grid, in one loadable dataset."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cli
+from objperf import load
+from objperf.dataset import load_samples
+from objperf.sweep import load_steps
+
+GRIDS = {
+    "read-concurrency": ("concurrency", [1, 4, 16]),
+    "write-part-size": ("part_size", [5 << 20, 5 << 20, 8 << 20, 8 << 20]),
+    "key-fanout": ("keys", [1, 1, 4, 4]),
+    "bucket-fanout": ("buckets", [1, 1, 2, 2]),
+    "ip-family": ("family", ["IPv4", "IPv6"]),
+    "mixed": ("mode", ["reads", "writes", "both"]),
+    "sustained": ("minutes", [round(4 / 60, 3)]),
+    "ttfb-size": ("object_size", [1 << 10, 64 << 10, 1 << 20, 8 << 20]),
+    "hot-object": ("concurrency", [16, 48, 16, 48]),
+    "ceiling-proof": ("streams", ["store alone", "store + other HTTP"]),
+    "client-cpu": ("threads", [1, 2]),
+}
+
+
+def run_study(name, out, *extra):
+    proc = run_cli("objperf.study", name, "--quick", "--object-size", "8MiB", "--out", str(out), *extra, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_quick_study_holds_its_grid(name, tmp_path):
+    out = tmp_path / name
+    run_study(name, out)
+    column, values = GRIDS[name]
+    steps = load_steps(out)
+    assert list(steps[column]) == values
+    assert (steps["requests"] > 0).all()
+    rows = load(out)
+    assert rows.attrs["manifest"]["kind"] == "study" and rows.attrs["manifest"]["status"] == "complete"
+    assert set(rows["step"]) == set(range(len(values)))
+    assert column in rows.columns
+    assert {"nic", "cpu"} <= set(load_samples(out))
+    if name == "hot-object":
+        single = steps[steps["variant"] == "single"].set_index("concurrency")["error_rate"]
+        spread = steps[steps["variant"] != "single"].set_index("concurrency")["error_rate"]
+        assert (single > 0.2).all()  # real 503s from the server's throttle
+        assert (spread < single).all()  # replicas in other buckets share the load
+        codes = rows.loc[rows["status"] == 503, "s3_error"].unique()
+        assert len(codes) == 1 and codes[0] != ""
+        assert (rows["attempt"] == 0).all()  # nothing was retried behind the user's back
+    if name == "sustained":
+        assert {"drift_gbps_per_min", "spread_gbps"} <= set(steps.columns)
+    if name == "ip-family":
+        assert set(rows.loc[rows["family"] == "IPv6", "remote_ip"]) == {"::1"}
+
+
+def test_rerun_skips_finished_steps(tmp_path):
+    out = tmp_path / "rc"
+    run_study("client-cpu", out)
+    again = run_study("client-cpu", out)
+    assert again.stderr.count("already done, kept") == 2
+    assert len(load_steps(out)) == 2
+
+
+def test_unknown_study_is_one_line():
+    proc = run_cli("objperf.study", "fastest-ever", "--out", "/tmp/x")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
