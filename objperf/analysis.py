@@ -119,3 +119,17 @@ def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
         "mean_gbps": float(timeline["gbps"].mean()),
         "errors_per_min": float((~ok_rows(df)).sum() / span_min),
     }
+
+
+def timing_table(df: pd.DataFrame, *, value: str = "seconds") -> pd.DataFrame:
+    """Per-run times shaped like the S3-vs-R2 article: one row per run (and a ``mean`` row), one column
+    per (client, operation, provider).  ``df`` holds client, provider, operation, run and ``value``."""
+    wide = df.pivot_table(index="run", columns=["client", "operation", "provider"], values=value, aggfunc="first")
+    wide.loc["mean"] = wide.mean()
+    return wide
+
+
+def client_means(df: pd.DataFrame, *, value: str = "seconds") -> pd.DataFrame:
+    """Mean, spread and count of ``value`` per client, provider and operation."""
+    grouped = df.groupby(["client", "provider", "operation"], observed=True)[value]
+    return grouped.agg(mean="mean", std="std", runs="count").reset_index()

@@ -1,5 +1,6 @@
-"""Figures from tidy rows: ``f(df, *, ax=None, **kw) -> Axes``.  Statistics come
-from ``objperf.analysis``; these functions only draw."""
+"""Figures from tidy data: ``f(df, *, ax=None, **kw) -> Axes``.  Statistics come
+from ``objperf.analysis`` (or a study's ``steps.parquet``); these functions
+only draw, in one style, with units on every axis."""
 
 from __future__ import annotations
 
@@ -10,18 +11,33 @@ import seaborn as sns
 from objperf.analysis import ok_rows, throughput_timeline
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
+SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
 
 
-def _axes(ax):
+def _axes(ax, size=(7, 4)):
     if ax is None:
         with plt.rc_context(STYLE):
-            _, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+            _, ax = plt.subplots(figsize=size, layout="constrained")
     return ax
+
+
+def _log2_x(ax) -> None:
+    from matplotlib.ticker import ScalarFormatter
+
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+
+
+def size_label(n: float) -> str:
+    for factor, unit in SIZES:
+        if n >= factor:
+            return f"{n / factor:g} {unit}"
+    return f"{int(n)} B"
 
 
 def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: str | None = None,
                          title: str | None = None):
-    """Gbps per ``bin_s`` seconds across the run (one line per ``hue`` value)."""
+    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value)."""
     ax = _axes(ax)
     timeline = throughput_timeline(df, bin_s=bin_s, by=hue)
     sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
@@ -31,9 +47,106 @@ def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: 
 
 
 def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, title: str | None = None):
-    """Cumulative distribution of time to first byte (ms) over successful requests."""
+    """Cumulative distribution of time to first byte (ms) over successful GETs."""
     ax = _axes(ax)
-    ok = df[ok_rows(df)].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
+    ok = df[ok_rows(df) & (df["op"] == "GET")].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
     sns.ecdfplot(data=ok, x="ttfb_ms", hue=hue, ax=ax)
     ax.set(xlabel="time to first byte (ms)", ylabel="share of requests", title=title or "Time to first byte")
+    return ax
+
+
+def concurrency_curve(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y: str = "steady_gbps",
+                      hue: str | None = None, title: str | None = None, log_x: bool = True):
+    """Throughput against concurrency from a study's steps (one line per ``hue``, e.g. part size)."""
+    ax = _axes(ax)
+    data = steps.copy()
+    if hue == "part_size":
+        data[hue] = data[hue].map(size_label)
+    sns.lineplot(data=data, x=x, y=y, hue=hue, marker="o", ax=ax, errorbar=("pi", 100))
+    if log_x:
+        _log2_x(ax)
+    ax.set(xlabel=f"{x.replace('_', ' ')} (requests in flight)" if x == "concurrency" else x.replace("_", " "),
+           ylabel="throughput (Gbps)", ylim=(0, None), title=title or "Throughput against concurrency")
+    return ax
+
+
+def part_size_curves(steps: pd.DataFrame, *, ax=None, title: str | None = None):
+    """Write throughput against concurrency, one line per part size."""
+    return concurrency_curve(steps, ax=ax, hue="part_size", y="write_gbps",
+                             title=title or "Write throughput by part size")
+
+
+def grouped_bars(steps: pd.DataFrame, *, ax=None, x: str, y: str = "steady_gbps", hue: str | None = None,
+                 ylabel: str = "throughput (Gbps)", title: str | None = None):
+    """Bars of ``y`` per ``x`` (and ``hue``): IPv4/IPv6, key and bucket fan-out, mixed, load generators."""
+    ax = _axes(ax)
+    sns.barplot(data=steps, x=x, y=y, hue=hue, ax=ax, errorbar=("pi", 100))
+    ax.set(xlabel=x.replace("_", " "), ylabel=ylabel,
+           title=title or f"{ylabel.split(' (')[0].capitalize()} by {x.replace('_', ' ')}")
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.2f", fontsize=8)
+    return ax
+
+
+def ttfb_against_size(steps: pd.DataFrame, *, ax=None, reference_ms: float | None = None,
+                      title: str | None = None):
+    """TTFB p50 (ms, left axis) and throughput (Gbps, right axis) against object size; ``reference_ms``
+    draws a published floor for comparison."""
+    ax = _axes(ax)
+    data = steps.sort_values("object_size")
+    lines = ax.plot(data["object_size"], data["ttfb_ms_p50"], "o-", color="C0", label="TTFB p50 (ms)")
+    if reference_ms is not None:
+        label = f"published floor {reference_ms:g} ms"
+        lines.append(ax.axhline(reference_ms, color="grey", linestyle=":", label=label))
+    ax.set_xscale("log", base=2)
+    top = max(data["ttfb_ms_p50"].max(), reference_ms or 0) * 1.15
+    ax.set(xlabel="object size", ylabel="time to first byte p50 (ms)", ylim=(0, top),
+           title=title or "TTFB and throughput against object size")
+    right = ax.twinx()
+    lines += right.plot(data["object_size"], data["steady_gbps"], "s-", color="C1", label="throughput (Gbps)")
+    right.set(ylabel="throughput (Gbps)", ylim=(0, None))
+    ticks = list(data["object_size"].unique())
+    ax.set_xticks(ticks, [size_label(t) for t in ticks], rotation=30)
+    ax.legend(handles=lines, loc="upper left")
+    return ax
+
+
+def hot_object_errors(steps: pd.DataFrame, *, ax=None, threshold: float | None = None, title: str | None = None):
+    """Error rate (%) against concurrency on one hot object, single key against replicas; ``threshold``
+    marks a published throttling point."""
+    ax = _axes(ax)
+    data = steps.assign(error_pct=steps["error_rate"] * 100)
+    sns.lineplot(data=data, x="concurrency", y="error_pct", hue="variant", marker="o", ax=ax)
+    if threshold is not None:
+        ax.axvline(threshold, color="grey", linestyle=":", label=f"published threshold {threshold:g}")
+        ax.legend()
+    _log2_x(ax)
+    ax.set(xlabel="concurrent requests on one range", ylabel="failed requests (%)", ylim=(0, 100),
+           title=title or "Hot object: errors with and without replicas")
+    return ax
+
+
+def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: str | None = None):
+    """Throughput per second over a long run, with its linear trend (the drift)."""
+    import numpy as np
+
+    ax = throughput_over_time(df, ax=ax, bin_s=bin_s, title=title or "Sustained reads")
+    timeline = throughput_timeline(df, bin_s=bin_s)
+    if len(timeline) > 3:
+        inner = timeline.iloc[1:-1]
+        slope, intercept = np.polyfit(inner["t_s"], inner["gbps"], 1)
+        ax.plot(inner["t_s"], slope * inner["t_s"] + intercept, "--", color="C3",
+                label=f"drift {slope * 60:+.2f} Gbps/min")
+        ax.legend()
+    return ax
+
+
+def timing_runs(runs: pd.DataFrame, *, ax=None, title: str | None = None):
+    """Seconds per run for each client, provider and operation (the S3-vs-R2 article's tables)."""
+    ax = _axes(ax, size=(8, 4))
+    data = runs.assign(series=runs["client"] + " " + runs["operation"])
+    sns.barplot(data=data, x="series", y="seconds", hue="provider", ax=ax, errorbar=("pi", 100))
+    sns.stripplot(data=data, x="series", y="seconds", hue="provider", dodge=True, ax=ax, palette="dark:black", size=3,
+                  legend=False)
+    ax.set(xlabel="", ylabel="time per run (s)", title=title or "100 MiB upload and download, five runs")
     return ax

@@ -1,0 +1,25 @@
+"""The source articles' figures, as shipped in ``data/published/`` (see its README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from objperf.errors import UsageError
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "data" / "published"
+TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means")
+
+
+def load_published(name: str, root: str | Path | None = None) -> pd.DataFrame:
+    """One published table (``r2_benchmark``, ``s3_vs_r2_runs``, ``s3_vs_r2_means``) as a DataFrame."""
+    if name not in TABLES:
+        raise UsageError(f"no published table {name!r}; there are {', '.join(TABLES)}")
+    return pd.read_csv(Path(root or PUBLISHED) / f"{name}.csv")
+
+
+def r2_figure(name: str, root: str | Path | None = None) -> pd.DataFrame:
+    """The rows of the R2 benchmark that belong to one figure family (``load-generators``, ``mixed`` …)."""
+    table = load_published("r2_benchmark", root)
+    return table[table["figure"] == name].reset_index(drop=True)

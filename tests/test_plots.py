@@ -1,0 +1,59 @@
+"""Every figure function draws from the shipped sample datasets and labels its axes with units."""
+
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from objperf import load, plots  # noqa: E402
+from objperf.published import load_published  # noqa: E402
+from objperf.sweep import load_steps  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+UNITS = ("(Gbps)", "(ms)", "(s)", "(%)", "requests", "share", "size", "concurrency", "threads", "family",
+         "mode", "keys", "buckets", "streams", "time")
+
+
+def steps(name):
+    return load_steps(SAMPLE / name)
+
+
+FIGURES = {
+    "throughput over time": lambda: plots.throughput_over_time(load(SAMPLE / "sustained")),
+    "ttfb distribution": lambda: plots.ttfb_distribution(load(SAMPLE / "read-concurrency"), hue="concurrency"),
+    "concurrency curve": lambda: plots.concurrency_curve(steps("read-concurrency")),
+    "part size curves": lambda: plots.part_size_curves(steps("write-part-size")),
+    "ip family bars": lambda: plots.grouped_bars(steps("ip-family"), x="family"),
+    "key fanout bars": lambda: plots.grouped_bars(steps("key-fanout"), x="keys", y="gbps", hue="direction"),
+    "bucket fanout bars": lambda: plots.grouped_bars(steps("bucket-fanout"), x="buckets", y="gbps", hue="direction"),
+    "ttfb against size": lambda: plots.ttfb_against_size(steps("ttfb-size"), reference_ms=40),
+    "hot object errors": lambda: plots.hot_object_errors(steps("hot-object"), threshold=128),
+    "sustained timeline": lambda: plots.sustained_timeline(load(SAMPLE / "sustained")),
+    "timing runs": lambda: plots.timing_runs(load_published("s3_vs_r2_runs")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_figure_draws_with_units(name):
+    ax = FIGURES[name]()
+    assert ax.has_data() or ax.patches or ax.lines
+    assert any(unit in ax.get_ylabel() for unit in UNITS), ax.get_ylabel()
+    assert ax.get_xlabel() or name == "timing runs"
+    assert ax.get_title()
+
+
+def test_figures_land_on_a_given_axes():
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2)
+    assert plots.concurrency_curve(steps("client-cpu"), x="threads", ax=left) is left
+    assert plots.hot_object_errors(steps("hot-object"), ax=right) is right
+
+
+def test_sample_datasets_are_whole():
+    for directory in sorted(p for p in SAMPLE.iterdir() if p.is_dir()):
+        rows = load(directory)
+        assert rows.attrs["manifest"]["status"] == "complete", directory
+        assert len(rows) > 0 and len(load_steps(directory)) == rows.attrs["manifest"]["steps_done"]

@@ -1,0 +1,53 @@
+"""The published reference tables: every row's number and unit come from a sentence of the articles."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from objperf.published import TABLES, load_published, r2_figure
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+ARTICLES = {"r2_benchmark": "000_096cf5b1d177a900.txt", "s3_vs_r2_runs": "002_24529038e94bce61.txt",
+            "s3_vs_r2_means": "002_24529038e94bce61.txt"}
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_row_quotes_its_article(name):
+    article = squash((SEEDS / ARTICLES[name]).read_text())
+    table = load_published(name)
+    assert len(table) > 0 and table["unit"].notna().all()
+    value = "value" if "value" in table else ("seconds" if "seconds" in table else "mean_seconds")
+    assert pd.api.types.is_numeric_dtype(table[value])
+    for sentence in table["sentence"]:
+        assert squash(sentence) in article, sentence
+
+
+def test_numbers_appear_in_their_sentences():
+    words = {1: "one", 2: "two", 10: "ten"}
+    table = load_published("r2_benchmark")
+    for value, sentence in zip(table["value"], table["sentence"]):
+        written = f"{value:g}".replace("0.", ".") if value < 1 else f"{value:g}"
+        text = sentence.replace(",", "").lower()
+        assert written in text or words.get(value, "?") in text or value == 0, (value, sentence)
+
+
+def test_second_article_means_match_its_runs():
+    runs = load_published("s3_vs_r2_runs")
+    means = load_published("s3_vs_r2_means")
+    computed = runs.groupby(["client", "provider", "operation"])["seconds"].mean().round(3)
+    for row in means.itertuples():
+        assert computed[(row.client, row.provider, row.operation)] == pytest.approx(row.mean_seconds, abs=0.0015)
+    assert len(runs) == 40 and set(runs["run"]) == {1, 2, 3, 4, 5}
+
+
+def test_figure_families_cover_the_benchmark():
+    families = set(load_published("r2_benchmark")["figure"])
+    assert {"ceilings", "load-generators", "ceiling-proof", "ip-family", "mixed", "ttfb", "hot-object",
+            "part-size", "key-fanout", "bucket-fanout", "sustained", "costs", "writes"} <= families
+    assert set(r2_figure("load-generators")["condition"]) >= {"custom Go loader", "s5cmd", "MinIO warp"}
