@@ -34,3 +34,10 @@ def demo(session: nox.Session) -> None:
     session.install("-e", ".")
     session.run("python", "-m", "objperf.fetch", "--object-size", "1GiB", "--duration", "20s", "--figures",
                 "--out", session.create_tmp() + "/demo")
+
+
+@nox.session
+def notebooks(session: nox.Session) -> None:
+    """Execute every notebook headless; each figure lands in notebooks/figures/ as PNG."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "objperf.notebook_figures", "notebooks/figures")

@@ -22,10 +22,10 @@ def _axes(ax, size=(7, 4)):
 
 
 def _log2_x(ax) -> None:
-    from matplotlib.ticker import ScalarFormatter
+    from matplotlib.ticker import FuncFormatter
 
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
 
 def size_label(n: float) -> str:
