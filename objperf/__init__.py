@@ -3,11 +3,12 @@
 __version__ = "0.1.0"
 
 
-def load(path):
-    """Load a dataset directory as a pandas DataFrame (manifest in ``df.attrs["manifest"]``)."""
+def load(path, columns=None):
+    """Load a dataset directory as a pandas DataFrame (manifest in ``df.attrs["manifest"]``);
+    ``columns`` reads only those."""
     from objperf.dataset import load as _load
 
-    return _load(path)
+    return _load(path, columns)
 
 
 __all__ = ["__version__", "load"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -89,17 +91,105 @@ def steady_window(df: pd.DataFrame) -> tuple[float, float]:
     return start, end
 
 
+def _inside(t_start, ttfb, end, nbytes, window_start, window_end) -> np.ndarray:
+    """Each request's bytes inside its window, its bytes spread evenly from first to last byte.
+    ``window_start``/``window_end`` may be scalars or per-row arrays (then reused as scratch)."""
+    first = t_start + ttfb
+    duration = end - first
+    np.maximum(duration, 1e-9, out=duration)
+    low = np.maximum(first, window_start, out=window_start if isinstance(window_start, np.ndarray) else None)
+    high = np.minimum(end, window_end, out=window_end if isinstance(window_end, np.ndarray) else None)
+    high -= low
+    np.clip(high, 0, None, out=high)
+    high /= duration
+    high *= nbytes
+    return high
+
+
+def _overlap_bytes(df: pd.DataFrame, start, end) -> np.ndarray:
+    """Each row's bytes that fall inside [start, end], its bytes spread evenly over its transfer."""
+    t_start = df["t_start"].to_numpy(float)
+    return _inside(t_start, df["ttfb_s"].to_numpy(float), t_start + df["total_s"].to_numpy(float),
+                   df["bytes"].to_numpy(float), start, end)
+
+
 def steady_gbps(df: pd.DataFrame) -> float:
     """Throughput within the steady window, each request's bytes spread over its transfer."""
     start, end = steady_window(df)
     data = df[df["slot"] >= 0]
     if data.empty or not end > start:
         return float("nan")
-    starts = (data["t_start"] + data["ttfb_s"]).to_numpy(float)
-    ends = (data["t_start"] + data["total_s"]).to_numpy(float)
-    delivered = _cumulative_bytes(starts - start, ends - start, data["bytes"].to_numpy(float),
-                                  np.array([0.0, end - start]))
-    return float(delivered[1] - delivered[0]) * 8 / (end - start) / 1e9
+    return float(_overlap_bytes(data, start, end).sum()) * 8 / (end - start) / 1e9
+
+
+CHUNK_ROWS = 1 << 20  # big enough to vectorise, small enough that temporaries are reused, not faulted in
+
+
+def _grid_codes(column: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
+    """(rows → code, sorted distinct values) for a grid column: a lookup table for small integer
+    ranges (no sorting, no hashing), else a hash table."""
+    if np.issubdtype(column.dtype, np.integer) and len(column):
+        low, high = int(column.min()), int(column.max())
+        if high - low < 1 << 22:
+            seen = np.zeros(high - low + 1, dtype=np.int64)
+            for start in range(0, len(column), CHUNK_ROWS):
+                seen += np.bincount(column[start:start + CHUNK_ROWS] - low, minlength=high - low + 1)
+            present = np.flatnonzero(seen)
+            lookup = np.zeros(high - low + 1, dtype=np.int64)
+            lookup[present] = np.arange(len(present))
+            return (lambda part: lookup[part - low]), present + low
+    codes, uniques = pd.factorize(column, sort=True)
+    mapping = pd.Index(np.asarray(uniques))
+    return (lambda part: mapping.get_indexer(part)), np.asarray(uniques)
+
+
+def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFrame:
+    """Steady-state and whole-run Gbps and request counts per value of ``by``: what
+    ``plots.concurrency_curve`` draws, straight from a study's rows.  Two passes over chunks of rows
+    with bincounts and ufunc.at (no sorting), so ten million rows take well under a second."""
+    data = df if (df["slot"] >= 0).all() else df[df["slot"] >= 0]
+    code_of, values = _grid_codes(data[by].to_numpy())
+    ngroups = len(values)
+    thread, slot_no = data["thread"].to_numpy(), data["slot"].to_numpy()
+    t_start, ttfb, total = (data[c].to_numpy(float) for c in ("t_start", "ttfb_s", "total_s"))
+    nbytes = data["bytes"].to_numpy()
+    threads = int(thread.max()) + 1 if len(thread) else 1
+    width = int(slot_no.max()) + 1 if len(slot_no) else 1
+    cells = ngroups * threads * width  # one per (group, thread, slot)
+    first_end, last_start = np.full(cells, np.inf), np.full(cells, -np.inf)
+    t0, t1 = np.full(ngroups, np.inf), np.full(ngroups, -np.inf)
+    total_bytes = np.zeros(ngroups)
+    requests = np.zeros(ngroups, dtype=np.int64)
+    chunks = [slice(i, i + CHUNK_ROWS) for i in range(0, len(data), CHUNK_ROWS)]
+    for part in chunks:
+        group = code_of(data[by].to_numpy()[part])
+        cell = (group * threads + thread[part]) * width + slot_no[part]
+        end = t_start[part] + total[part]
+        np.minimum.at(first_end, cell, end)
+        np.maximum.at(last_start, cell, t_start[part])
+        np.minimum.at(t0, group, t_start[part])
+        np.maximum.at(t1, group, end)
+        total_bytes += np.bincount(group, weights=nbytes[part], minlength=ngroups)
+        requests += np.bincount(group, minlength=ngroups)
+    used = np.isfinite(first_end)
+    cell_group = np.arange(cells) // (threads * width)
+    start, stop = np.full(ngroups, -np.inf), np.full(ngroups, np.inf)
+    np.maximum.at(start, cell_group[used], first_end[used])
+    np.minimum.at(stop, cell_group[used], last_start[used])
+    empty = ~(stop > start)  # too few requests for a steady window: the whole span
+    start, stop = np.where(empty, t0, start), np.where(empty, t1, stop)
+    steady_bytes = np.zeros(ngroups)
+    for part in chunks:
+        group = code_of(data[by].to_numpy()[part])
+        inside = _inside(t_start[part], ttfb[part], t_start[part] + total[part], nbytes[part], start[group],
+                         stop[group])
+        steady_bytes += np.bincount(group, weights=inside, minlength=ngroups)
+    return pd.DataFrame({
+        by: values,
+        "steady_gbps": steady_bytes * 8 / (stop - start) / 1e9,
+        "gbps": total_bytes * 8 / (t1 - t0) / 1e9,
+        "requests": requests,
+    })
 
 
 def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:

@@ -345,7 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     from objperf.cli import OneLineParser, positive_int, run_main, size_arg
 
     parser = OneLineParser(prog="objperf.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--op", choices=("get", "put", "both"), default="both", help="reads, writes or both")
+    parser.add_argument("--op", choices=("get", "put", "analysis", "all"), default="all",
+                        help="reads, writes, loading and analysing 10 million rows, or all (default)")
+    parser.add_argument("--rows", type=positive_int, default=10_000_000, help="rows for --op analysis")
     parser.add_argument("--size", type=size_arg, default=GIB, help="object size (default 1GiB)")
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions per client (default 3)")
     parser.add_argument("--concurrency", type=positive_int, default=16, help="concurrency for every client")
@@ -374,16 +376,21 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
 def _bench(args) -> int:
     tables = []
     ok = True
+    if args.op in ("analysis", "all"):
+        tables.append(bench_analysis(args.rows))
+    if args.op == "analysis":
+        print("\n\n".join(tables))
+        return 0
     with tempfile.TemporaryDirectory(prefix="objperf-bench-") as tmp:
         bench = Bench(args.size, args.concurrency, args.part_size, Path(tmp))
         try:
             bench.start()
-            if args.op in ("get", "both"):
+            if args.op in ("get", "all"):
                 big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
                                      lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get")
                 tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
-            if args.op in ("put", "both"):
+            if args.op in ("put", "all"):
                 bench.part_size = args.write_part_size
                 big, small = _rounds(bench.writers(), lambda f, rep: f(args.size, rep == 0),
                                      lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put")
@@ -393,6 +400,52 @@ def _bench(args) -> int:
             bench.stop()
     print("\n\n".join(tables))
     return 0 if ok else 1
+
+
+def bench_analysis(rows: int) -> str:
+    """Time loading ``rows`` rows of a study dataset and computing its concurrency curve."""
+    import numpy as np
+    import pyarrow as pa
+
+    from objperf import load
+    from objperf.analysis import concurrency_curve
+    from objperf.dataset import DatasetWriter
+    from objperf.recorder import empty_columns
+    from objperf.schema import rows_to_table
+
+    grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
+    with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:
+        writer = DatasetWriter(Path(tmp) / "study", {"kind": "study"})
+        chunk = 1_000_000
+        rng = np.random.default_rng(1)
+        for start in range(0, rows, chunk):
+            n = min(chunk, rows - start)
+            index = np.arange(start, start + n)
+            concurrency = grid[index * len(grid) // rows]
+            cols = {name: np.zeros(n, dtype=col.dtype) for name, col in empty_columns().items()}
+            cols["slot"][:] = index % concurrency
+            cols["thread"][:] = cols["slot"] % 2
+            cols["op"][:] = 0
+            cols["bytes"][:] = cols["length"][:] = 8 << 20
+            cols["status"][:] = 206
+            cols["t_start"][:] = 1.8e9 + index * 0.001
+            cols["ttfb_s"][:] = rng.uniform(0.01, 0.05, n)
+            cols["total_s"][:] = cols["ttfb_s"] + rng.uniform(0.05, 0.2, n)
+            table = rows_to_table(cols, run_id="bench", host="bench", buckets=["b"], keys=["k"])
+            writer.append(table.append_column("concurrency", pa.array(concurrency)))
+        writer.close("complete")
+        timings = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            data = load(Path(tmp) / "study", columns=["concurrency", "thread", "slot", "t_start", "ttfb_s",
+                                                       "total_s", "bytes"])
+            t1 = time.perf_counter()
+            curve = concurrency_curve(data)
+            t2 = time.perf_counter()
+            timings.append((t1 - t0, t2 - t1))
+        load_s, curve_s = (median([t[i] for t in timings]) for i in (0, 1))
+    return (f"objperf.bench analysis: {rows:,} rows, {len(curve)} grid points, median of 3: load {load_s:.2f} s + "
+            f"concurrency curve {curve_s:.2f} s = {load_s + curve_s:.2f} s (goal: under 2 s)")
 
 
 def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,

@@ -85,13 +85,14 @@ def read_manifest(path: str | Path) -> dict:
         raise UsageError(f"{path} is not an objperf dataset (no {MANIFEST})") from None
 
 
-def load(path: str | Path) -> pd.DataFrame:
-    """The per-request rows of the dataset at ``path``; ``df.attrs["manifest"]`` holds its manifest."""
+def load(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """The per-request rows of the dataset at ``path`` (only ``columns``, if given: much faster on
+    large datasets); ``df.attrs["manifest"]`` holds its manifest."""
     path = Path(path)
     manifest = read_manifest(path)
     parts = sorted((path / ROWS_DIR).glob("part-*.parquet"))
     if parts:
-        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="permissive")
+        table = pa.concat_tables([pq.read_table(p, columns=columns) for p in parts], promote_options="permissive")
         df = table.to_pandas()
     else:
         df = pd.DataFrame(columns=list(_empty_columns()))

@@ -41,3 +41,22 @@ def test_ttfb_percentiles_are_ordered(rows):
 
 def test_error_counts_of_a_clean_run(rows):
     assert error_counts(rows).empty
+
+
+def test_concurrency_curve_matches_per_step_steady_throughput():
+    from pathlib import Path
+
+    from objperf import load
+    from objperf.analysis import concurrency_curve, steady_gbps
+    from objperf.sweep import load_steps
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "read-concurrency"
+    rows = load(sample)
+    curve = concurrency_curve(rows).set_index("concurrency")
+    steps = load_steps(sample).set_index("concurrency")
+    assert list(curve.index) == list(steps.index)
+    for concurrency in curve.index:
+        assert curve.loc[concurrency, "steady_gbps"] == pytest.approx(steps.loc[concurrency, "steady_gbps"], rel=1e-6)
+        assert curve.loc[concurrency, "steady_gbps"] == pytest.approx(
+            steady_gbps(rows[rows["concurrency"] == concurrency]), rel=1e-9)
+        assert curve.loc[concurrency, "requests"] == steps.loc[concurrency, "requests"]
