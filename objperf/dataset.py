@@ -40,7 +40,7 @@ class DatasetWriter:
 
     def _write_manifest(self) -> None:
         tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n")
+        tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / MANIFEST)
 
     def append(self, table: pa.Table, subdir: str = ROWS_DIR) -> None:
@@ -80,7 +80,7 @@ class DatasetWriter:
 def read_manifest(path: str | Path) -> dict:
     path = Path(path)
     try:
-        return json.loads((path / MANIFEST).read_text())
+        return json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path} is not an objperf dataset (no {MANIFEST})") from None
 

@@ -19,7 +19,7 @@ def squash(text: str) -> str:
 
 @pytest.mark.parametrize("name", TABLES)
 def test_every_row_quotes_its_article(name):
-    article = squash((SEEDS / ARTICLES[name]).read_text())
+    article = squash((SEEDS / ARTICLES[name]).read_text(encoding="utf-8"))
     table = load_published(name)
     assert len(table) > 0 and table["unit"].notna().all()
     value = "value" if "value" in table else ("seconds" if "seconds" in table else "mean_seconds")
