@@ -22,7 +22,9 @@ def test_every_available_client_downloads_and_uploads_verified_bytes(store, tmp_
     assert len(runs) == len(names) * 2
     failed = runs[~runs["ok"]]
     assert failed.empty, failed[["client", "operation", "detail"]].to_string()
-    assert runs["verified"].all() and (runs["gbps"] > 0).all() and (runs["cpu_user_s"] > 0).all()
+    assert runs["verified"].all() and (runs["gbps"] > 0).all()
+    # CPU is counted in clock ticks: a one-stream curl of 6 MiB can finish inside one.
+    assert (runs["cpu_user_s"] >= 0).all() and (runs.loc[runs["client"] != "curl", "cpu_user_s"] > 0).all()
     assert (runs["peak_rss_mib"] > 1).all() and (runs["version"] != "?").all()
     stored = load_client_runs(tmp_path / "c")
     assert len(stored) == len(runs) and set(stored["operation"]) == {"download", "upload"}
