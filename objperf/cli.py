@@ -74,6 +74,11 @@ def run_main(prog: str, body: Callable[[], int]) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+def sayer(prog: str) -> Callable[[str], None]:
+    """``say(text)``: one line on stderr, prefixed with the command's name."""
+    return lambda text: print(f"{prog}: {text}", file=sys.stderr)
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 

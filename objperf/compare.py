@@ -8,6 +8,7 @@ targets: its per-run and mean table comes out shaped like the article's."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from objperf.cli import (
     embedded_server,
     positive_int,
     run_main,
+    sayer,
     size_arg,
     split_list,
 )
@@ -174,7 +176,7 @@ class Comparison:
         if name in self.endpoint_for:
             from objperf.s3client import S3Client
 
-            client = S3Client(type(target.settings())(**{**target.settings().__dict__, "endpoint": endpoint}))
+            client = S3Client(dataclasses.replace(target.settings(), endpoint=endpoint))
         method = "get_object" if operation == "download" else "put_object"
         url = client.presign(target.bucket, key, method=method, expires=3600)
         transfer = ["-o", local] if operation == "download" else ["-T", local]
@@ -297,8 +299,7 @@ def build_parser() -> OneLineParser:
     return p
 
 
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr)
+_say = sayer(PROG)
 
 
 def main(argv: list[str] | None = None) -> int:

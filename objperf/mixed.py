@@ -21,6 +21,7 @@ from objperf.cli import (
     report,
     run_main,
     s3_settings,
+    sayer,
     size_arg,
 )
 from objperf.fetch import seed_embedded
@@ -52,8 +53,7 @@ def build_parser():
     return p
 
 
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr)
+_say = sayer(PROG)
 
 
 def main(argv: list[str] | None = None) -> int:

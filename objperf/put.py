@@ -19,6 +19,7 @@ from objperf.cli import (
     report,
     run_main,
     s3_settings,
+    sayer,
     size_arg,
     split_list,
 )
@@ -60,8 +61,7 @@ def build_parser():
     return p
 
 
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr)
+_say = sayer(PROG)
 
 
 def write_workload(args, buckets: list[str], prefix: str):

@@ -8,6 +8,7 @@ mixed, sustained, ttfb-size, hot-object, ceiling-proof, client-cpu.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from objperf.cli import (
@@ -18,6 +19,7 @@ from objperf.cli import (
     positive_int,
     run_main,
     s3_settings,
+    sayer,
     size_arg,
     split_list,
 )
@@ -60,8 +62,7 @@ def build_parser():
     return p
 
 
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr)
+_say = sayer(PROG)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,8 +86,7 @@ def _study(args) -> int:
         args.buckets = ",".join(buckets)
         settings = server.settings()
         if args.name == "ip-family":  # "localhost" names both ::1 and 127.0.0.1 on the IPv6 gateway
-            settings = type(settings)(endpoint=f"http://localhost:{server.s3_port6}", region=settings.region,
-                                      addressing="path", credentials=settings.credentials)
+            settings = dataclasses.replace(settings, endpoint=f"http://localhost:{server.s3_port6}")
         if args.name == "hot-object":
             args.replica_buckets = True
         return run_named(args, settings, buckets[0], "", server=server)
