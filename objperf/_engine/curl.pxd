@@ -53,6 +53,10 @@ cdef extern from "curl/curl.h" nogil:
         CURLMOPT_MAXCONNECTS
         CURLMOPT_MAX_HOST_CONNECTIONS
         CURLMOPT_PIPELINING
+        CURLMOPT_SOCKETFUNCTION
+        CURLMOPT_SOCKETDATA
+        CURLMOPT_TIMERFUNCTION
+        CURLMOPT_TIMERDATA
 
     ctypedef enum CURLINFO:
         CURLINFO_PRIVATE
@@ -115,9 +119,16 @@ cdef extern from "curl/curl.h" nogil:
     CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)
     CURLMcode curl_multi_add_handle(CURLM *multi, CURL *easy)
     CURLMcode curl_multi_remove_handle(CURLM *multi, CURL *easy)
-    CURLMcode curl_multi_perform(CURLM *multi, int *running)
-    CURLMcode curl_multi_poll(CURLM *multi, void *extra_fds, unsigned int extra_nfds, int timeout_ms, int *numfds)
-    CURLMcode curl_multi_wakeup(CURLM *multi)
+    ctypedef int curl_socket_t
+    enum:
+        CURL_SOCKET_TIMEOUT
+        CURL_POLL_IN
+        CURL_POLL_OUT
+        CURL_POLL_REMOVE
+        CURL_CSELECT_IN
+        CURL_CSELECT_OUT
+        CURL_CSELECT_ERR
+    CURLMcode curl_multi_socket_action(CURLM *multi, curl_socket_t s, int ev_bitmask, int *running)
     CURLMsg *curl_multi_info_read(CURLM *multi, int *msgs_in_queue)
     const char *curl_multi_strerror(CURLMcode code)
 
@@ -126,6 +137,9 @@ cdef extern from "curl/curl.h" nogil:
 
 
 ctypedef size_t (*curl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata) noexcept nogil
+ctypedef int (*curl_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp,
+                                     void *socketp) noexcept nogil
+ctypedef int (*curl_multi_timer_callback)(CURLM *multi, long timeout_ms, void *userp) noexcept nogil
 
 
 cdef extern from "objperf_helpers.h" nogil:
@@ -141,3 +155,8 @@ cdef extern from "objperf_helpers.h" nogil:
     unsigned long op_crc32(unsigned long crc, const char *buf, size_t len)
     void op_sleep_ms(int ms)
     void op_copy(char *dst, const char *src, size_t n)
+    int op_event_open(int *epfd, int *wakefd)
+    void op_event_close(int epfd, int wakefd)
+    void op_event_watch(int epfd, int fd, int what)
+    void op_event_wake(int wakefd)
+    int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, int timeout_ms)

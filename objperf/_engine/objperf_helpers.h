@@ -9,6 +9,10 @@
 #include <zlib.h>
 #include <string.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -72,6 +76,68 @@ static inline void op_copy(char *dst, const char *src, size_t n) {
     }
 #endif
     memcpy(dst, src, n);
+}
+
+/* Each engine thread waits on its own epoll set: the sockets libcurl asks it to
+ * watch (CURLMOPT_SOCKETFUNCTION) and an eventfd that wakes it for stops and
+ * new jobs.  Readiness goes back to libcurl with curl_multi_socket_action, so
+ * libcurl neither polls every transfer's socket on every pass nor walks every
+ * transfer when one socket has data. */
+static inline int op_event_open(int *epfd, int *wakefd) {
+    struct epoll_event ev = {0};
+    *epfd = epoll_create1(EPOLL_CLOEXEC);
+    *wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (*epfd < 0 || *wakefd < 0) return -1;
+    ev.events = EPOLLIN;
+    ev.data.fd = *wakefd;
+    return epoll_ctl(*epfd, EPOLL_CTL_ADD, *wakefd, &ev);
+}
+
+static inline void op_event_close(int epfd, int wakefd) {
+    if (epfd >= 0) close(epfd);
+    if (wakefd >= 0) close(wakefd);
+}
+
+/* What libcurl's socket callback asked for: CURL_POLL_IN/OUT/INOUT, or REMOVE. */
+static inline void op_event_watch(int epfd, int fd, int what) {
+    struct epoll_event ev = {0};
+    if (what == CURL_POLL_REMOVE || (what & (CURL_POLL_IN | CURL_POLL_OUT)) == 0) {
+        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);  /* the socket may be closed already */
+        return;
+    }
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    ev.data.fd = fd;
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static inline void op_event_wake(int wakefd) {
+    uint64_t one = 1;
+    ssize_t ignored = write(wakefd, &one, sizeof one);
+    (void)ignored;
+}
+
+/* Wait up to timeout_ms; fills fds/flags (CURL_CSELECT_*) with the sockets that are
+ * ready, leaving out the eventfd (emptied here).  Returns how many. */
+static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, int timeout_ms) {
+    struct epoll_event evs[64];
+    uint64_t count;
+    int n, i, out = 0;
+    if (max > 64) max = 64;
+    n = epoll_wait(epfd, evs, max, timeout_ms);
+    for (i = 0; i < n; i++) {
+        if (evs[i].data.fd == wakefd) {
+            ssize_t ignored = read(wakefd, &count, sizeof count);
+            (void)ignored;
+            continue;
+        }
+        fds[out] = evs[i].data.fd;
+        flags[out] = ((evs[i].events & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0)
+                   | ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+                   | ((evs[i].events & EPOLLERR) ? CURL_CSELECT_ERR : 0);
+        out++;
+    }
+    return out;
 }
 
 static inline void op_sleep_ms(int ms) {
