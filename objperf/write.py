@@ -27,11 +27,14 @@ from objperf.schema import OPS
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
 MAX_PARTS = 10_000
-PAYLOAD_CAP = 256 << 20  # larger objects repeat the payload; no S3 store dedupes at that grain
+# Bodies longer than this repeat the payload.  16 MiB is past the window of the compressors stores
+# use (S2, Snappy, gzip, zstd up to level 19) and cheap to make: fresh memory costs CPU to fault in
+# (about 1 ms per MiB on a VM).  A longer period buys nothing: stores that dedupe do it per block.
+PAYLOAD_PERIOD = 16 << 20
 OP = {name: code for code, name in enumerate(OPS)}
-# How often the control plane looks at the engine: the queue holds two requests per slot, and a
-# part takes far longer than this, so the engine never waits for it; polling faster only burns CPU.
-STEP_S = 0.01
+# The control plane wakes when a job finishes, and at least this often (for the deadline, the
+# progress line and a mixed run's reads).
+STEP_S = 0.1
 
 ProgressFn = Callable[[float, int, int, int], None]
 
@@ -96,12 +99,9 @@ def object_key(prefix: str, run_id: str, index: int) -> str:
 
 
 def make_payload(workload: WriteWorkload) -> np.ndarray:
-    """One incompressible payload per run; parts are slices of it (at ``offset % len``).
-
-    Up to 256 MiB (rounded to whole parts) it is the object itself; larger objects repeat it."""
-    if workload.object_size <= PAYLOAD_CAP or not workload.multipart:
-        return payload(max(workload.object_size, 1))
-    return payload(max(PAYLOAD_CAP // workload.part_size, 1) * workload.part_size)
+    """One incompressible payload per run: every object is it, repeated from its start, and
+    every part the slice at ``offset % len`` (wrapping round past the end)."""
+    return payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))
 
 
 def expected_bytes(data: np.ndarray, size: int, start: int, length: int) -> memoryview:
@@ -378,47 +378,40 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
                                          "buckets": list(workload.buckets)},
                         workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
     uploader = Uploader(client, workload, recorder)
-    status = _drive(recorder, [uploader], None, on_progress)
+    status = _drive(recorder, uploader, None, on_progress)
     return _finish_write(recorder, uploader, status)
 
 
-def _drive(recorder: Recorder, uploaders: list[Uploader], reader, on_progress: ProgressFn | None,
+def _drive(recorder: Recorder, uploader: Uploader, reader, on_progress: ProgressFn | None,
            reader_duration: float = 0.0) -> str:
-    """Run uploaders (and a read engine, for mixed runs) until all are done; the status they ended with."""
+    """Run the uploader (and a read engine, for mixed runs) until both are done; the status they ended with."""
     recorder.start_clock()
     status = "complete"
     try:
-        for uploader in uploaders:
-            uploader.start()
+        uploader.start()
         if reader is not None:
             reader.start(reader_duration)
         last_progress = 0.0
-        while not all(u.done for u in uploaders) or (reader is not None and reader.running):
-            for uploader in uploaders:
-                if not uploader.done:
-                    uploader.step()
+        while not uploader.done or (reader is not None and reader.running):
+            if not uploader.done:
+                uploader.step()
+            uploader.engine.wait_finished(STEP_S)
             if reader is not None:
-                reader.join(STEP_S)
                 recorder.add(reader.drain())
-            else:
-                time.sleep(STEP_S)
             if on_progress and recorder.elapsed - last_progress >= 0.5:
                 last_progress = recorder.elapsed
-                engines = [u.engine for u in uploaders] + ([reader] if reader is not None else [])
+                engines = [uploader.engine] + ([reader] if reader is not None else [])
                 totals = [sum(values) for values in zip(*(e.progress() for e in engines))]
                 on_progress(last_progress, *totals)
-        for uploader in uploaders:
-            uploader.close()
+        uploader.close()
     except KeyboardInterrupt:
         status = "interrupted"
         if reader is not None:
             reader.stop(abort=True)
             reader.join()
-        for uploader in uploaders:
-            uploader.close(abort=True)
+        uploader.close(abort=True)
     except BaseException:
-        for uploader in uploaders:
-            uploader.close(abort=True)
+        uploader.close(abort=True)
         raise
     finally:
         if reader is not None:
@@ -465,5 +458,5 @@ def run_mixed(read_target, read_workload, settings: S3Settings, write_workload: 
                         engine_threads=read_workload.threads + write_workload.threads)
     reader = make_engine(read_target, read_workload, None)
     uploader = Uploader(client, write_workload, recorder)
-    status = _drive(recorder, [uploader], reader, on_progress, read_workload.duration or 0.0)
+    status = _drive(recorder, uploader, reader, on_progress, read_workload.duration or 0.0)
     return _finish_write(recorder, uploader, status)

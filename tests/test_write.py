@@ -53,6 +53,24 @@ def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
     assert no_open_uploads(store)
 
 
+def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
+    """Bodies repeat the payload from its start; a period that splits parts mid-way must still
+    send exactly the bytes a reader expects (the engine wraps inside libcurl's read callback)."""
+    import objperf.write
+
+    monkeypatch.setattr(objperf.write, "PAYLOAD_PERIOD", 3 * MIB + 7)
+    size = 11 * MIB + 5
+    result = write(store, object_size=size, part_size=5 * MIB, requests=1, verify=True)
+    assert result.summary["verified"].startswith("ok: 1 objects")
+    ((bucket, key),) = written_keys(result)
+    body = store.client.get_object(bucket, key)
+    period = bytes(make_payload(WriteWorkload(object_size=size, part_size=5 * MIB, buckets=("x",))))
+    assert len(period) == 3 * MIB + 7
+    assert body == (period * 4)[:size]
+    single = write(store, object_size=4 * MIB, part_size=5 * MIB, requests=1, verify=True)
+    assert single.summary["verified"].startswith("ok: 1 objects")
+
+
 def test_single_put_objects(store):
     result = write(store, object_size=3000, part_size=5 * MIB, requests=4, keys=2, verify=True)
     rows = result.rows

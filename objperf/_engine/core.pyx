@@ -155,6 +155,7 @@ ctypedef struct Shared:
     int16_t *job_attempt
     char *payload
     int64_t payload_len
+    int finished_fd      # queue mode: eventfd signalled whenever a job finishes (wait_finished)
 
 
 ctypedef struct ThreadState:
@@ -261,15 +262,24 @@ cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noe
 
 
 cdef size_t on_upload(char *buffer, size_t size, size_t nitems, void *userdata) noexcept nogil:
+    """Fill libcurl's upload buffer from the payload, which repeats: a body longer than the
+    payload wraps round to its start."""
     cdef Slot *s = <Slot *>userdata
+    cdef Shared *sh = s.ts.shared
     cdef int64_t room = s.length - s.sent
     cdef int64_t want = <int64_t>(size * nitems)
+    cdef int64_t done = 0, at, n
     if want < room:
         room = want
-    if room > 0:
-        memcpy(buffer, s.ts.shared.payload + s.payload_offset + s.sent, room)
-        s.sent += room
-        s.ts.bytes_done += room
+    while done < room:
+        at = (s.payload_offset + s.sent + done) % sh.payload_len
+        n = sh.payload_len - at
+        if n > room - done:
+            n = room - done
+        memcpy(buffer + done, sh.payload + at, n)
+        done += n
+    s.sent += room
+    s.ts.bytes_done += room
     return <size_t>room
 
 
@@ -472,6 +482,8 @@ cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
     r.new_conn[i] = 1 if conns > 0 else 0
     r.crc32[i] = <uint32_t>s.crc
     op_atomic_store(&r.head, r.head + 1)
+    if ts.shared.finished_fd >= 0:
+        op_event_wake(ts.shared.finished_fd)
     ts.requests_done += 1
     if result != CURLE_OK or code >= 400 or code == 0:
         ts.errors += 1
@@ -572,21 +584,26 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
         i += stride
 
 
-def slot_region(int nslots, int64_t slot_cap):
-    """The RAM sink's slot buffers: one anonymous mapping, a page-aligned slice per slot,
-    its pages faulted in now rather than inside the measured loop.  Small pages, asked
-    for up front (MADV_POPULATE_WRITE, Linux 5.14+): on virtual machines a fresh
-    transparent huge page costs more to fault than 512 small ones, and populating
-    skips the write pass that touching every page would be."""
-    stride = (slot_cap + PAGE - 1) // PAGE * PAGE
-    region = mmap.mmap(-1, max(stride * nslots, PAGE))
+def page_array(int64_t nbytes):
+    """A zeroed uint8 array on fresh anonymous memory, its pages faulted in now.
+
+    Small pages, asked for up front (MADV_POPULATE_WRITE, Linux 5.14+): on virtual machines
+    a fresh transparent huge page costs more to fault than 512 small ones (NumPy asks for
+    huge pages), and populating skips the write pass that touching every page would be."""
+    region = mmap.mmap(-1, max(nbytes, 1))
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
         region.madvise(mmap.MADV_NOHUGEPAGE)
     try:
         region.madvise(MADV_POPULATE_WRITE)
     except OSError:  # older kernels: touch one byte per page instead
         np.frombuffer(region, dtype=np.uint8)[::PAGE] = 0
-    whole = np.frombuffer(region, dtype=np.uint8)
+    return np.frombuffer(region, dtype=np.uint8)[:nbytes]
+
+
+def slot_region(int nslots, int64_t slot_cap):
+    """The RAM sink's slot buffers: one mapping, a page-aligned slice per slot."""
+    stride = (slot_cap + PAGE - 1) // PAGE * PAGE
+    whole = page_array(stride * nslots)
     return [whole[i * stride:i * stride + slot_cap] for i in range(nslots)]
 
 
@@ -618,6 +635,7 @@ cdef class Engine:
         self.shared.sizes = NULL
         self.shared.nranges = NULL
         self.shared.fds = NULL
+        self.shared.finished_fd = -1
         self.nthreads = 0
         self.nslots = 0
 
@@ -746,10 +764,14 @@ cdef class Engine:
         sh.job_url = NULL
         sh.payload = NULL
         sh.payload_len = 0
+        sh.finished_fd = -1
         self._job_urls = []
         self._jobs = {}
         if not sh.queue_mode:
             return
+        sh.finished_fd = op_eventfd()
+        if sh.finished_fd < 0:
+            raise EngineError("cannot create the engine's job-finished eventfd")
         self._jobs = {"url": np.zeros(capacity, dtype=np.uintp), "op": np.zeros(capacity, dtype=np.int8),
                       "key": np.zeros(capacity, dtype=np.int32), "offset": np.zeros(capacity, dtype=np.int64),
                       "length": np.zeros(capacity, dtype=np.int64),
@@ -778,8 +800,8 @@ cdef class Engine:
         cdef bytes raw = url if isinstance(url, bytes) else url.encode()
         if not sh.queue_mode:
             raise RuntimeError("submit() needs an Engine made with queue_capacity > 0")
-        if op != OPC_GET and (payload_offset < 0 or length < 0 or payload_offset + length > sh.payload_len):
-            raise ValueError("upload slice lies outside the payload")
+        if op != OPC_GET and (length < 0 or (length > 0 and not 0 <= payload_offset < sh.payload_len)):
+            raise ValueError("an upload starts inside the payload (it wraps round past its end)")
         if head - op_atomic_load(&sh.job_tail) >= sh.job_cap:
             raise RuntimeError("job queue is full")
         j = head % sh.job_cap
@@ -798,6 +820,16 @@ cdef class Engine:
         """No more jobs will come: the engine ends once the queued ones are done."""
         op_atomic_store_int(&self.shared.closed, 1)
         self._wake()
+
+    def wait_finished(self, double timeout):
+        """Queue mode: block (without the GIL) until a job finishes or ``timeout`` seconds pass;
+        True if one finished since the last call."""
+        cdef int fd = self.shared.finished_fd, ms = <int>(timeout * 1000), got
+        if fd < 0:
+            raise RuntimeError("wait_finished() needs an Engine made with queue_capacity > 0")
+        with nogil:
+            got = op_event_wait_one(fd, ms)
+        return bool(got)
 
     @property
     def queued(self):
@@ -898,6 +930,8 @@ cdef class Engine:
             curl_slist_free_all(self.connect_to)
         if self.headers != NULL:
             curl_slist_free_all(self.headers)
+        if self.shared.finished_fd >= 0:
+            op_event_close(-1, self.shared.finished_fd)
         free(self.shared.urls)
         free(self.shared.sizes)
         free(self.shared.nranges)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <poll.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -93,6 +94,8 @@ static inline int op_event_open(int *epfd, int *wakefd) {
     return epoll_ctl(*epfd, EPOLL_CTL_ADD, *wakefd, &ev);
 }
 
+static inline int op_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
 static inline void op_event_close(int epfd, int wakefd) {
     if (epfd >= 0) close(epfd);
     if (wakefd >= 0) close(wakefd);
@@ -138,6 +141,16 @@ static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int 
         out++;
     }
     return out;
+}
+
+/* Block until wakefd is signalled or timeout_ms passes; 1 if it was signalled (and is now reset). */
+static inline int op_event_wait_one(int wakefd, int timeout_ms) {
+    struct pollfd p = {wakefd, POLLIN, 0};
+    uint64_t count;
+    if (poll(&p, 1, timeout_ms) <= 0) return 0;
+    ssize_t ignored = read(wakefd, &count, sizeof count);
+    (void)ignored;
+    return 1;
 }
 
 static inline void op_sleep_ms(int ms) {
