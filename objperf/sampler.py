@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -19,34 +18,51 @@ NIC_COLUMNS = ("t", "iface", "rx_bytes", "tx_bytes")
 CPU_COLUMNS = ("t", "cpu", "user_s", "system_s", "idle_s")
 
 
-def read_nics() -> dict[str, tuple[int, int]]:
-    """Cumulative (rx bytes, tx bytes) per interface, from /proc/net/dev."""
+class ProcFile:
+    """A /proc file kept open and read again from its start: a sample costs one pread, not an
+    open, a read and a close."""
+
+    def __init__(self, path: str):
+        try:
+            self.fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None
+
+    def lines(self) -> list[bytes]:
+        if self.fd is None:
+            return []
+        try:
+            return os.pread(self.fd, 1 << 16, 0).splitlines()
+        except OSError:
+            return []
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def parse_nics(lines: list[bytes]) -> dict[str, tuple[int, int]]:
+    """Cumulative (rx bytes, tx bytes) per interface, from the lines of /proc/net/dev."""
     counters = {}
-    try:
-        lines = Path("/proc/net/dev").read_text().splitlines()[2:]
-    except OSError:
-        return counters
-    for line in lines:
-        name, _, fields = line.partition(":")
+    for line in lines[2:]:
+        name, _, fields = line.partition(b":")
         values = fields.split()
         if len(values) >= 9:
-            counters[name.strip()] = (int(values[0]), int(values[8]))
+            counters[name.strip().decode()] = (int(values[0]), int(values[8]))
     return counters
 
 
-def read_cores() -> dict[str, tuple[float, float, float]]:
-    """Cumulative (user, system, idle) seconds per core, from /proc/stat."""
+def parse_cores(lines: list[bytes]) -> dict[str, tuple[float, float, float]]:
+    """Cumulative (user, system, idle) seconds per core, from the lines of /proc/stat."""
     cores = {}
-    try:
-        lines = Path("/proc/stat").read_text().splitlines()
-    except OSError:
-        return cores
-    for line in lines:
-        if line.startswith("cpu") and line[3:4].isdigit():
-            name, *ticks = line.split()
-            user, nice, system, idle, iowait, irq, softirq = (int(v) for v in ticks[:7])
-            cores[name] = ((user + nice) / CLOCK_TICKS, (system + irq + softirq) / CLOCK_TICKS,
-                           (idle + iowait) / CLOCK_TICKS)
+    for line in lines[1:]:
+        if not (line.startswith(b"cpu") and line[3:4].isdigit()):
+            break  # the per-core lines come first, right after the total
+        name, *ticks = line.split()
+        user, nice, system, idle, iowait, irq, softirq = (int(v) for v in ticks[:7])
+        cores[name.decode()] = ((user + nice) / CLOCK_TICKS, (system + irq + softirq) / CLOCK_TICKS,
+                                (idle + iowait) / CLOCK_TICKS)
     return cores
 
 
@@ -65,6 +81,8 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._handed = {"nic": 0, "cpu": 0}
+        self._net_dev = ProcFile("/proc/net/dev")
+        self._stat = ProcFile("/proc/stat")
 
     def start(self) -> None:
         self._sample()
@@ -76,6 +94,8 @@ class Sampler:
         if self._thread:
             self._thread.join()
         self._sample()
+        self._net_dev.close()
+        self._stat.close()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -83,11 +103,11 @@ class Sampler:
 
     def _sample(self) -> None:
         now = time.time()
-        for iface, (rx, tx) in read_nics().items():
+        for iface, (rx, tx) in parse_nics(self._net_dev.lines()).items():
             self._nic.append((now, iface, rx, tx))
         user, system = read_process()
         self._cpu.append((now, "process", user, system, float("nan")))
-        for core, (user, system, idle) in read_cores().items():
+        for core, (user, system, idle) in parse_cores(self._stat.lines()).items():
             self._cpu.append((now, core, user, system, idle))
 
     def take_new(self) -> dict[str, dict[str, np.ndarray]]:
