@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import botocore.session
 from botocore import UNSIGNED
+from botocore.auth import S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
@@ -188,6 +191,34 @@ class S3Client:
         expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
         return self._call(f"presign s3://{bucket}/{key}", self._client.generate_presigned_url, ClientMethod=method,
                           Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
+
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
+        """Presigned UploadPart URLs of one upload, by part number.
+
+        The first comes from botocore's presigner (endpoint rules, addressing, signing region);
+        the others re-sign that URL with another part number through botocore's SigV4 query
+        signer alone, which skips the endpoint rules and costs a quarter as much a part."""
+        first = self.presign(bucket, key, method="upload_part", expires=expires,
+                             extra={"UploadId": upload_id, "PartNumber": 1})
+        credentials = getattr(getattr(self._client, "_request_signer", None), "_credentials", None)
+        if self.settings.anonymous or credentials is None:
+            return lambda number: self.presign(bucket, key, method="upload_part", expires=expires,
+                                               extra={"UploadId": upload_id, "PartNumber": number})
+        parts = urlsplit(first)
+        signed = dict(parse_qsl(parts.query, keep_blank_values=True))
+        scope = signed["X-Amz-Credential"].split("/")  # KEY/DATE/REGION/SERVICE/aws4_request
+        region, lifetime = scope[2], int(signed["X-Amz-Expires"])
+        params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("X-Amz-")]
+
+        def url(number: int) -> str:
+            if number == 1:
+                return first
+            query = urlencode([(k, str(number) if k == "partNumber" else v) for k, v in params])
+            request = AWSRequest(method="PUT", url=urlunsplit((parts.scheme, parts.netloc, parts.path, query, "")))
+            S3SigV4QueryAuth(credentials.get_frozen_credentials(), "s3", region, expires=lifetime).add_auth(request)
+            return request.url
+
+        return url
 
     def list_buckets(self) -> list[str]:
         listing = self._call("list buckets", self._client.list_buckets)

@@ -142,6 +142,7 @@ class Upload:
     size: int
     nparts: int
     upload_id: str | None = None  # None: a single PUT
+    part_url: Callable[[int], str] | None = None  # presigned UploadPart URL by part number
     submitted: int = 0
     in_flight: int = 0
     etags: dict[int, str] = field(default_factory=dict)
@@ -286,6 +287,7 @@ class Uploader:
                     self.stopping = True  # every further object would fail the same way
                 return None
             upload.upload_id = outcome.response["UploadId"]
+            upload.part_url = self.client.part_url_signer(bucket, key, upload.upload_id, expires=self._expiry())
         self.open[index] = upload
         return upload
 
@@ -297,8 +299,7 @@ class Uploader:
         length = min(self.workload.part_size, upload.size - offset) if upload.upload_id else upload.size
         payload_offset = offset % len(self.data)
         if upload.upload_id:
-            url = self.client.presign(upload.bucket, upload.key, method="upload_part", expires=self._expiry(),
-                                      extra={"UploadId": upload.upload_id, "PartNumber": number})
+            url = upload.part_url(number)
             op = OP_UPLOAD_PART
         else:
             url = self._put_url(upload.bucket, upload.key)
