@@ -54,6 +54,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def skip_aws_crt() -> None:
+    """Where the AWS CRT is installed, botocore loads it on import and signs through it: about
+    0.13 s more start-up for a command that needs none of it (objperf signs with botocore's own
+    SigV4 and moves bytes with libcurl).  Marked absent, botocore does without it."""
+    sys.modules.setdefault("awscrt", None)
+
+
 def run_main(prog: str, body: Callable[[], int]) -> int:
     """Run a command body; any failure becomes one line on stderr and a non-zero exit."""
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

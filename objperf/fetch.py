@@ -22,6 +22,7 @@ from objperf.cli import (
     s3_settings,
     sayer,
     size_arg,
+    skip_aws_crt,
     split_list,
 )
 from objperf.errors import UsageError
@@ -67,6 +68,7 @@ _say = sayer(PROG)
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_aws_crt()
     args = build_parser().parse_args(argv)
     return run_main(PROG, lambda: _fetch(args))
 

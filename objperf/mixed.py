@@ -23,6 +23,7 @@ from objperf.cli import (
     s3_settings,
     sayer,
     size_arg,
+    skip_aws_crt,
 )
 from objperf.fetch import seed_embedded
 from objperf.put import add_write_args, write_destination, write_workload
@@ -57,6 +58,7 @@ _say = sayer(PROG)
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_aws_crt()
     args = build_parser().parse_args(argv)
     return run_main(PROG, lambda: _mixed(args))
 

@@ -21,6 +21,7 @@ from objperf.cli import (
     s3_settings,
     sayer,
     size_arg,
+    skip_aws_crt,
     split_list,
 )
 
@@ -85,6 +86,7 @@ def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[s
 
 
 def main(argv: list[str] | None = None) -> int:
+    skip_aws_crt()
     args = build_parser().parse_args(argv)
     return run_main(PROG, lambda: _put(args))
 
