@@ -20,6 +20,7 @@ from objperf.errors import ObjperfError, ServerError
 from objperf.s3client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
+START_ATTEMPTS = 3  # a port found free can be taken before SeaweedFS binds it: try again on fresh ones
 
 
 def weed_binary() -> str:
@@ -72,22 +73,35 @@ class LocalSeaweed:
     # -- lifecycle --------------------------------------------------------
 
     def start(self) -> LocalSeaweed:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                return self._start_once(self.workdir / f"data-{attempt}")
+            except ServerError as exc:
+                self._stop_processes()
+                if attempt == START_ATTEMPTS:
+                    kept = self._keep_log()
+                    self.stop()
+                    raise ServerError(f"{exc}; see {kept}") from None
+        raise AssertionError("unreachable")
+
+    def _start_once(self, data: Path) -> LocalSeaweed:
         weed = weed_binary()
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        data.mkdir(parents=True, exist_ok=True)
         used: set[int] = set()
         self.master_port, volume, self.filer_port, self.s3_port = (free_port(avoid=used) for _ in range(4))
         master = self.master_port
         env = {**os.environ, "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
-        args = [weed, "mini", f"-dir={self.workdir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        args = [weed, "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 "-master.telemetry=false", f"-master.port={master}", f"-volume.port={volume}",
-                f"-filer.port={self.filer_port}", f"-s3.port={self.s3_port}", "-admin.ui=false", "-webdav=false"]
+                f"-filer.port={self.filer_port}", f"-s3.port={self.s3_port}", "-admin.ui=false", "-webdav=false",
+                "-s3.port.iceberg=0", "-s3.port.lance=0"]  # fixed default ports: two servers would collide
         self._spawn(args, env)
         self._wait_ready(f"http://127.0.0.1:{self.s3_port}/")
         if self.ipv6:
             self.s3_port6 = free_port("::1", socket.AF_INET6, avoid=used)
             args6 = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=::1",
                      f"-port={self.s3_port6}", f"-port.grpc={self.s3_port6 + 10000}",
-                     f"-port.iceberg={free_port(avoid=used)}", f"-port.lance={free_port(avoid=used)}"]
+                     "-port.iceberg=0", "-port.lance=0"]
             self._spawn(args6, env)
             self._wait_ready(f"http://[::1]:{self.s3_port6}/")
         return self
@@ -107,8 +121,7 @@ class LocalSeaweed:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             if any(p.poll() is not None for p in self._procs):
-                self.stop()
-                raise ServerError(f"SeaweedFS exited during start-up; see {self.log_path}")
+                raise ServerError("SeaweedFS exited during start-up")
             try:
                 if requests.get(url, timeout=2).status_code in (200, 403):
                     # The gateway answers before the filer behind it is ready; a signed
@@ -120,8 +133,7 @@ class LocalSeaweed:
             except (requests.RequestException, ObjperfError):
                 pass
             time.sleep(0.25)
-        self.stop()
-        raise ServerError(f"SeaweedFS did not answer on {url} within {READY_TIMEOUT:.0f}s; see {self.log_path}")
+        raise ServerError(f"SeaweedFS did not answer on {url} within {READY_TIMEOUT:.0f}s")
 
     def shell(self, commands: list[str]) -> str:
         """Run ``weed shell`` commands against this server (e.g. ``s3.circuitBreaker``); their output."""
@@ -140,7 +152,21 @@ class LocalSeaweed:
         self.shell(["s3.circuitBreaker -global -type Count -actions Read -values 1000000 -apply",
                     f"s3.circuitBreaker -buckets {','.join(buckets)} -type Count -actions Read -values {limit} -apply"])
 
+    def _keep_log(self) -> Path:
+        """Where the log of a failed start can still be read once the work directory is gone."""
+        if not self._own_dir or not self.log_path.exists():
+            return self.log_path
+        fd, kept = tempfile.mkstemp(prefix="objperf-seaweed-", suffix=".log")
+        os.close(fd)
+        shutil.copyfile(self.log_path, kept)
+        return Path(kept)
+
     def stop(self) -> None:
+        self._stop_processes()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _stop_processes(self) -> None:
         for proc in reversed(self._procs):
             if proc.poll() is None:
                 try:
@@ -154,8 +180,6 @@ class LocalSeaweed:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self._procs.clear()
-        if self._own_dir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> LocalSeaweed:
         return self.start()

@@ -62,3 +62,34 @@ def test_good_and_bad_keys_in_one_run(store):
     bad = store.client.presign(store.bucket, "missing.bin")
     rows = run_urls([good, bad], 1000, "curl", n=10).rows
     assert sorted(rows["status"].value_counts().items()) == [(206, 5), (404, 5)]
+
+
+def test_local_seaweed_retries_on_fresh_ports_when_one_was_taken(monkeypatch, tmp_path):
+    """A port found free can be taken before SeaweedFS binds it; start() tries again on new ones."""
+    import socket
+
+    import objperf.seaweed as seaweed
+
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real_free_port = seaweed.free_port
+    handed = []
+
+    def first_one_taken(*args, **kwargs):
+        port = taken if not handed else real_free_port(*args, **kwargs)
+        handed.append(port)
+        return port
+
+    monkeypatch.setattr(seaweed, "free_port", first_one_taken)
+    server = seaweed.LocalSeaweed(tmp_path / "weed")
+    try:
+        server.start()
+        assert server.master_port != taken and taken in handed
+        S3Client(server.settings()).create_bucket("after-a-retry")
+        assert "after-a-retry" in S3Client(server.settings()).list_buckets()
+    finally:
+        server.stop()
+        squatter.close()
+    assert f"port {taken}".encode() in (tmp_path / "weed" / "weed.log").read_bytes()  # the first try's failure
