@@ -84,6 +84,7 @@ class Recorder:
     def start_clock(self) -> None:
         # Everything alive now (imports, botocore's models) lives for the whole run: out of the
         # collector's sight, full collections during the run no longer walk it all again.
+        # stop_clock hands it back, so a process that runs many runs (a study) leaks nothing.
         gc.freeze()
         self.sampler.start()
         self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -96,6 +97,7 @@ class Recorder:
             cpu = (usage.ru_utime - self._usage0.ru_utime) + (usage.ru_stime - self._usage0.ru_stime)
             self._stopped = (time.monotonic() - self._t0, cpu, usage.ru_maxrss * 1024)
             self.sampler.stop()
+            gc.unfreeze()
 
     @property
     def elapsed(self) -> float:

