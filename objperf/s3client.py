@@ -205,10 +205,11 @@ class S3Client:
             return lambda number: self.presign(bucket, key, method="upload_part", expires=expires,
                                                extra={"UploadId": upload_id, "PartNumber": number})
         parts = urlsplit(first)
-        signed = dict(parse_qsl(parts.query, keep_blank_values=True))
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        signed = dict(query)
         scope = signed["X-Amz-Credential"].split("/")  # KEY/DATE/REGION/SERVICE/aws4_request
         region, lifetime = scope[2], int(signed["X-Amz-Expires"])
-        params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("X-Amz-")]
+        params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
 
         def url(number: int) -> str:
             if number == 1:

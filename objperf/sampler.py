@@ -19,16 +19,20 @@ CPU_COLUMNS = ("t", "cpu", "user_s", "system_s", "idle_s")
 
 
 class ProcFile:
-    """A /proc file kept open and read again from its start: a sample costs one pread, not an
-    open, a read and a close."""
+    """A /proc file kept open from its first read until ``close`` and read again from its start:
+    a sample costs one pread, not an open, a read and a close."""
 
     def __init__(self, path: str):
-        try:
-            self.fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            self.fd = None
+        self.path = path
+        self.fd: int | None = None
+        self.closed = False
 
     def lines(self) -> list[bytes]:
+        if self.fd is None and not self.closed:
+            try:
+                self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self.closed = True
         if self.fd is None:
             return []
         try:
@@ -37,6 +41,7 @@ class ProcFile:
             return []
 
     def close(self) -> None:
+        self.closed = True
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None

@@ -84,17 +84,24 @@ static inline void op_copy(char *dst, const char *src, size_t n) {
  * new jobs.  Readiness goes back to libcurl with curl_multi_socket_action, so
  * libcurl neither polls every transfer's socket on every pass nor walks every
  * transfer when one socket has data. */
+static inline int op_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/* Take the wake-ups an eventfd has collected, so it reads as idle again. */
+static inline void op_event_reset(int fd) {
+    uint64_t count;
+    ssize_t ignored = read(fd, &count, sizeof count);
+    (void)ignored;
+}
+
 static inline int op_event_open(int *epfd, int *wakefd) {
     struct epoll_event ev = {0};
     *epfd = epoll_create1(EPOLL_CLOEXEC);
-    *wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    *wakefd = op_eventfd();
     if (*epfd < 0 || *wakefd < 0) return -1;
     ev.events = EPOLLIN;
     ev.data.fd = *wakefd;
     return epoll_ctl(*epfd, EPOLL_CTL_ADD, *wakefd, &ev);
 }
-
-static inline int op_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 static inline void op_event_close(int epfd, int wakefd) {
     if (epfd >= 0) close(epfd);
@@ -124,14 +131,12 @@ static inline void op_event_wake(int wakefd) {
  * ready, leaving out the eventfd (emptied here).  Returns how many. */
 static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, int timeout_ms) {
     struct epoll_event evs[64];
-    uint64_t count;
     int n, i, out = 0;
     if (max > 64) max = 64;
     n = epoll_wait(epfd, evs, max, timeout_ms);
     for (i = 0; i < n; i++) {
         if (evs[i].data.fd == wakefd) {
-            ssize_t ignored = read(wakefd, &count, sizeof count);
-            (void)ignored;
+            op_event_reset(wakefd);
             continue;
         }
         fds[out] = evs[i].data.fd;
@@ -146,10 +151,8 @@ static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int 
 /* Block until wakefd is signalled or timeout_ms passes; 1 if it was signalled (and is now reset). */
 static inline int op_event_wait_one(int wakefd, int timeout_ms) {
     struct pollfd p = {wakefd, POLLIN, 0};
-    uint64_t count;
     if (poll(&p, 1, timeout_ms) <= 0) return 0;
-    ssize_t ignored = read(wakefd, &count, sizeof count);
-    (void)ignored;
+    op_event_reset(wakefd);
     return 1;
 }
 
