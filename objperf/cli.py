@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 from objperf.errors import ObjperfError
 from objperf.sizes import parse_duration, parse_size
@@ -79,6 +80,17 @@ def run_main(prog: str, body: Callable[[], int]) -> int:
         return EXIT_ERROR
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a command's process: flush the standard streams and leave without tearing the
+    interpreter down.  Unwinding every module botocore and NumPy brought in costs 0.1–0.3 s
+    after the run is over, which a benchmark client should not spend.  For ``__main__`` only:
+    by then the command has closed everything it opened (datasets, servers, files)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def sayer(prog: str) -> Callable[[str], None]:

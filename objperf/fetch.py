@@ -5,7 +5,6 @@ With no URL it starts a local SeaweedFS, seeds an object and reads that."""
 
 from __future__ import annotations
 
-import sys
 import time
 
 from objperf.cli import (
@@ -15,6 +14,7 @@ from objperf.cli import (
     add_target_args,
     duration_arg,
     embedded_server,
+    exit_now,
     new_parser,
     positive_int,
     report,
@@ -137,4 +137,4 @@ def _run(args, workload, url, settings, keys, buckets) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -7,8 +7,6 @@ beside it."""
 
 from __future__ import annotations
 
-import sys
-
 from objperf.cli import (
     ProgressLine,
     add_connection_args,
@@ -16,6 +14,7 @@ from objperf.cli import (
     add_target_args,
     duration_arg,
     embedded_server,
+    exit_now,
     new_parser,
     positive_int,
     report,
@@ -93,4 +92,4 @@ def _mixed(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -5,8 +5,6 @@ With no URL it starts a local SeaweedFS and writes to it."""
 
 from __future__ import annotations
 
-import sys
-
 from objperf.cli import (
     ProgressLine,
     add_connection_args,
@@ -14,6 +12,7 @@ from objperf.cli import (
     add_target_args,
     duration_arg,
     embedded_server,
+    exit_now,
     new_parser,
     positive_int,
     report,
@@ -108,4 +107,4 @@ def _put(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
