@@ -16,6 +16,8 @@ from posix.unistd cimport pwrite
 
 cimport numpy as cnp
 import mmap
+import os
+import threading
 
 import numpy as np
 
@@ -49,6 +51,8 @@ SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 PAGE = mmap.PAGESIZE
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value; Python names it from 3.13
+FAULT_SLICE = 16 << 20
+cdef size_t PAGE_BYTES = PAGE
 
 # Columns the engine fills, in ring order; the dataset adds run_id, bucket, key.
 ENGINE_COLUMNS = {
@@ -584,20 +588,45 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
         i += stride
 
 
+cdef extern from "<sys/mman.h>" nogil:
+    int madvise(void *addr, size_t length, int advice)
+
+
+cdef void fault_in(char *start, size_t length, int advice) noexcept nogil:
+    cdef size_t at = 0
+    if madvise(start, length, advice) != 0:  # kernels before 5.14: write one byte per page
+        while at < length:
+            start[at] = 0
+            at += PAGE_BYTES
+
+
+def _fault_in_slice(cnp.ndarray part, int advice):
+    with nogil:
+        fault_in(<char *>cnp.PyArray_DATA(part), <size_t>part.shape[0], advice)
+
+
 def page_array(int64_t nbytes):
     """A zeroed uint8 array on fresh anonymous memory, its pages faulted in now.
 
     Small pages, asked for up front (MADV_POPULATE_WRITE, Linux 5.14+): on virtual machines
     a fresh transparent huge page costs more to fault than 512 small ones (NumPy asks for
-    huge pages), and populating skips the write pass that touching every page would be."""
+    huge pages), and populating skips the write pass that touching every page would be.
+    Faulting costs about 1 ms of CPU per MiB, so large arrays are faulted by one thread per
+    core (each at least FAULT_SLICE bytes): 128 MiB of slot buffers in half the time on two."""
     region = mmap.mmap(-1, max(nbytes, 1))
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
         region.madvise(mmap.MADV_NOHUGEPAGE)
-    try:
-        region.madvise(MADV_POPULATE_WRITE)
-    except OSError:  # older kernels: touch one byte per page instead
-        np.frombuffer(region, dtype=np.uint8)[::PAGE] = 0
-    return np.frombuffer(region, dtype=np.uint8)[:nbytes]
+    whole = np.frombuffer(region, dtype=np.uint8)
+    workers = max(1, min(os.cpu_count() or 1, len(whole) // FAULT_SLICE))
+    step = -(-len(whole) // workers // PAGE) * PAGE
+    parts = [whole[at:at + step] for at in range(0, len(whole), step)]
+    helpers = [threading.Thread(target=_fault_in_slice, args=(part, MADV_POPULATE_WRITE)) for part in parts[1:]]
+    for helper in helpers:
+        helper.start()
+    _fault_in_slice(parts[0], MADV_POPULATE_WRITE)
+    for helper in helpers:
+        helper.join()
+    return whole[:nbytes]
 
 
 def slot_region(int nslots, int64_t slot_cap):
