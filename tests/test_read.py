@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import mmap
 import zlib
 
 import numpy as np
 import pytest
 
 from conftest import RANGE
+from objperf._engine.core import page_array
 from objperf.run import run_read
 from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload
@@ -40,6 +42,17 @@ def test_every_range_arrives_intact_in_ram(store, engine, key):
     last = rows.sort_values("t_start").groupby("slot").tail(1)
     for slot, offset, length in zip(last["slot"], last["offset"], last["length"]):
         assert np.array_equal(result.slot_buffers[slot][:length], data[offset:offset + length])
+
+
+@pytest.mark.parametrize("nbytes", [1, 4097, (40 << 20) + 5])
+def test_page_array_is_zeroed_writable_page_aligned_memory(nbytes):
+    # 40 MiB is faulted in by more than one thread on a multi-core box: every slice must be there.
+    arr = page_array(nbytes)
+    assert arr.shape == (nbytes,) and arr.dtype == np.uint8
+    assert arr.ctypes.data % mmap.PAGESIZE == 0
+    assert not arr.any()
+    arr[:] = 7
+    assert int(arr.sum()) == 7 * nbytes
 
 
 def test_engines_agree_on_the_same_workload(store):
