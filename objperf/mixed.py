@@ -12,6 +12,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    collector_paused,
     duration_arg,
     embedded_server,
     exit_now,
@@ -59,7 +60,8 @@ _say = sayer(PROG)
 def main(argv: list[str] | None = None) -> int:
     skip_aws_crt()
     args = build_parser().parse_args(argv)
-    return run_main(PROG, lambda: _mixed(args))
+    with collector_paused():
+        return run_main(PROG, lambda: _mixed(args))
 
 
 def _mixed(args) -> int:

@@ -10,6 +10,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    collector_paused,
     duration_arg,
     embedded_server,
     exit_now,
@@ -87,7 +88,8 @@ def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[s
 def main(argv: list[str] | None = None) -> int:
     skip_aws_crt()
     args = build_parser().parse_args(argv)
-    return run_main(PROG, lambda: _put(args))
+    with collector_paused():
+        return run_main(PROG, lambda: _put(args))
 
 
 def _put(args) -> int:

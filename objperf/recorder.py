@@ -78,6 +78,7 @@ class Recorder:
         self._last_flush = time.monotonic()
         self._usage0 = self._t0 = None
         self._stopped: tuple[float, float, int] | None = None
+        self._collector_was_on = True
         self.engine_threads = engine_threads
         self.sampler = Sampler()
 
@@ -85,7 +86,10 @@ class Recorder:
         # Everything alive now (imports, botocore's models) lives for the whole run: out of the
         # collector's sight, full collections during the run no longer walk it all again.
         # stop_clock hands it back, so a process that runs many runs (a study) leaks nothing.
+        # The collector runs during every run, also in a command that paused it for start-up.
+        self._collector_was_on = gc.isenabled()
         gc.freeze()
+        gc.enable()
         self.sampler.start()
         self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
         self._t0 = time.monotonic()
@@ -98,6 +102,8 @@ class Recorder:
             self._stopped = (time.monotonic() - self._t0, cpu, usage.ru_maxrss * 1024)
             self.sampler.stop()
             gc.unfreeze()
+            if not self._collector_was_on:
+                gc.disable()
 
     @property
     def elapsed(self) -> float:
