@@ -53,6 +53,7 @@ PAGE = mmap.PAGESIZE
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value; Python names it from 3.13
 FAULT_SLICE = 16 << 20
 cdef size_t PAGE_BYTES = PAGE
+cdef int POPULATE_WRITE = MADV_POPULATE_WRITE
 
 # Columns the engine fills, in ring order; the dataset adds run_id, bucket, key.
 ENGINE_COLUMNS = {
@@ -592,17 +593,17 @@ cdef extern from "<sys/mman.h>" nogil:
     int madvise(void *addr, size_t length, int advice)
 
 
-cdef void fault_in(char *start, size_t length, int advice) noexcept nogil:
+cdef void fault_in(char *start, size_t length) noexcept nogil:
     cdef size_t at = 0
-    if madvise(start, length, advice) != 0:  # kernels before 5.14: write one byte per page
+    if madvise(start, length, POPULATE_WRITE) != 0:  # kernels before 5.14: write one byte per page
         while at < length:
             start[at] = 0
             at += PAGE_BYTES
 
 
-def _fault_in_slice(cnp.ndarray part, int advice):
+def _fault_in_slice(cnp.ndarray part):
     with nogil:
-        fault_in(<char *>cnp.PyArray_DATA(part), <size_t>part.shape[0], advice)
+        fault_in(<char *>cnp.PyArray_DATA(part), <size_t>part.shape[0])
 
 
 def page_array(int64_t nbytes):
@@ -611,7 +612,7 @@ def page_array(int64_t nbytes):
     Small pages, asked for up front (MADV_POPULATE_WRITE, Linux 5.14+): on virtual machines
     a fresh transparent huge page costs more to fault than 512 small ones (NumPy asks for
     huge pages), and populating skips the write pass that touching every page would be.
-    Faulting costs about 1 ms of CPU per MiB, so large arrays are faulted by one thread per
+    Faulting costs about 1 ms of CPU per MiB on a VM, so large arrays are faulted by one thread per
     core (each at least FAULT_SLICE bytes): 128 MiB of slot buffers in half the time on two."""
     region = mmap.mmap(-1, max(nbytes, 1))
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
@@ -620,10 +621,10 @@ def page_array(int64_t nbytes):
     workers = max(1, min(os.cpu_count() or 1, len(whole) // FAULT_SLICE))
     step = -(-len(whole) // workers // PAGE) * PAGE
     parts = [whole[at:at + step] for at in range(0, len(whole), step)]
-    helpers = [threading.Thread(target=_fault_in_slice, args=(part, MADV_POPULATE_WRITE)) for part in parts[1:]]
+    helpers = [threading.Thread(target=_fault_in_slice, args=(part,)) for part in parts[1:]]
     for helper in helpers:
         helper.start()
-    _fault_in_slice(parts[0], MADV_POPULATE_WRITE)
+    _fault_in_slice(parts[0])
     for helper in helpers:
         helper.join()
     return whole[:nbytes]
