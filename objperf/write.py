@@ -393,10 +393,16 @@ def _drive(recorder: Recorder, uploader: Uploader, reader, on_progress: Progress
         if reader is not None:
             reader.start(reader_duration)
         last_progress = 0.0
-        while not uploader.done or (reader is not None and reader.running):
+        while True:
             if not uploader.done:
                 uploader.step()
-            uploader.engine.wait_finished(STEP_S)
+            reading = reader is not None and reader.running
+            if uploader.done and not reading:
+                break  # the clock stops now, not a wait later
+            if uploader.done:
+                reader.join(STEP_S)
+            else:
+                uploader.engine.wait_finished(STEP_S)
             if reader is not None:
                 recorder.add(reader.drain())
             if on_progress and recorder.elapsed - last_progress >= 0.5:
