@@ -50,10 +50,9 @@ OP_UPLOAD_PART = OPC_UPLOAD_PART
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 PAGE = mmap.PAGESIZE
-MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value; Python names it from 3.13
 FAULT_SLICE = 16 << 20
 cdef size_t PAGE_BYTES = PAGE
-cdef int POPULATE_WRITE = MADV_POPULATE_WRITE
+cdef int MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value; Python names it from 3.13
 
 # Columns the engine fills, in ring order; the dataset adds run_id, bucket, key.
 ENGINE_COLUMNS = {
@@ -595,7 +594,7 @@ cdef extern from "<sys/mman.h>" nogil:
 
 cdef void fault_in(char *start, size_t length) noexcept nogil:
     cdef size_t at = 0
-    if madvise(start, length, POPULATE_WRITE) != 0:  # kernels before 5.14: write one byte per page
+    if madvise(start, length, MADV_POPULATE_WRITE) != 0:  # kernels before 5.14: write one byte per page
         while at < length:
             start[at] = 0
             at += PAGE_BYTES
