@@ -1,7 +1,9 @@
 """The S3 control plane: credentials, presigning, HEAD, listing, bucket set-up.
 
 Everything here goes through botocore (the standard AWS credential chain and
-SigV4).  The data plane — the load itself — never signs anything: it is handed
+SigV4), except the two things a read run needs in the common case — HEAD and
+presigned GETs — which ``objperf.s3light`` does without importing botocore at
+all.  The data plane — the load itself — never signs anything: it is handed
 presigned URLs, which are made once per key and never written anywhere.
 """
 
@@ -11,24 +13,12 @@ import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from functools import cached_property
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import botocore.session
-from botocore import UNSIGNED
-from botocore.auth import S3SigV4QueryAuth
-from botocore.awsrequest import AWSRequest
-from botocore.config import Config
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    ProfileNotFound,
-    ReadTimeoutError,
-)
-
+from objperf import sigv4
 from objperf.errors import CredentialsError, TargetError, UsageError
+from objperf.s3light import LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
@@ -67,12 +57,27 @@ class S3Settings:
 
 
 class S3Client:
-    """A botocore S3 client whose errors come out as objperf errors with one-line messages."""
+    """A botocore S3 client whose errors come out as objperf errors with one-line messages.
+
+    botocore is imported and its client built on first use; HEAD and GET presigning in the
+    common case never need it (``objperf.s3light``)."""
 
     def __init__(self, settings: S3Settings):
         if settings.addressing not in ("auto", "path", "virtual"):
             raise UsageError(f"bad addressing {settings.addressing!r}: use auto, path or virtual")
         self.settings = settings
+        self._light = LightS3.for_settings(settings)
+        if self._light is None:
+            self._client  # noqa: B018 - a bad profile or endpoint fails here, not at first use
+
+    @cached_property
+    def _client(self):
+        import botocore.session
+        from botocore import UNSIGNED
+        from botocore.config import Config
+        from botocore.exceptions import ProfileNotFound
+
+        settings = self.settings
         try:
             session = botocore.session.get_session()
             if settings.profile:
@@ -92,20 +97,28 @@ class S3Client:
             if settings.credentials:
                 kwargs = {"aws_access_key_id": settings.credentials[0],
                           "aws_secret_access_key": settings.credentials[1]}
-            self._client = session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
-                                                 config=config, **kwargs)
+            return session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
+                                         config=config, **kwargs)
         except ProfileNotFound:
             raise CredentialsError(
                 f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
         except ValueError as exc:
             raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
-        self.region = region
 
     @property
     def endpoint(self) -> str:
-        return self._client.meta.endpoint_url
+        return self._light.endpoint if self._light else self._client.meta.endpoint_url
 
     def _call(self, what: str, func, **params):
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            NoCredentialsError,
+            ReadTimeoutError,
+        )
+
         try:
             return func(**params)
         except NoCredentialsError:
@@ -128,6 +141,14 @@ class S3Client:
 
     def attempt(self, method: str, **params) -> Attempt:
         """One control-plane request whose outcome becomes a row: S3 errors are returned, not raised."""
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            ReadTimeoutError,
+        )
+
         t_start = time.time()
         t0 = time.perf_counter()
         try:
@@ -152,23 +173,46 @@ class S3Client:
     def object_size(self, bucket: str, key: str) -> int:
         """HEAD the object; a missing object or bucket is named as such."""
         try:
-            head = self._call(f"HEAD s3://{bucket}/{key}", self._client.head_object, Bucket=bucket, Key=key)
+            if self._light:
+                size = self._light_head(f"HEAD s3://{bucket}/{key}", bucket, key)
+            else:
+                head = self._call(f"HEAD s3://{bucket}/{key}", self._client.head_object, Bucket=bucket, Key=key)
+                size = int(head["ContentLength"])
         except TargetError as exc:
             if "404" in str(exc) or "NoSuch" in str(exc):
                 if not self.bucket_exists(bucket):
                     raise TargetError(f"bucket {bucket!r} does not exist at {self.endpoint}") from None
                 raise TargetError(f"object s3://{bucket}/{key} does not exist") from None
             raise
-        return int(head["ContentLength"])
+        if size is None:
+            raise TargetError(f"HEAD s3://{bucket}/{key}: no Content-Length from {self.endpoint}")
+        return size
 
     def bucket_exists(self, bucket: str) -> bool:
         try:
-            self._call(f"HEAD bucket {bucket}", self._client.head_bucket, Bucket=bucket)
+            if self._light:
+                self._light_head(f"HEAD bucket {bucket}", bucket)
+            else:
+                self._call(f"HEAD bucket {bucket}", self._client.head_bucket, Bucket=bucket)
         except TargetError as exc:
             if "404" in str(exc) or "NoSuch" in str(exc):
                 return False
             raise
         return True
+
+    def _light_head(self, what: str, bucket: str, key: str = "") -> int | None:
+        """HEAD without botocore; failures become the errors ``_call`` raises for botocore's."""
+        try:
+            answer = self._light.head(bucket, key)
+        except Unreachable as exc:
+            if exc.timed_out:
+                raise TargetError(f"endpoint {self.endpoint} did not answer {what} in time") from None
+            raise TargetError(f"cannot reach endpoint {self.endpoint} ({exc.reason})") from None
+        if answer.status == 403:
+            raise CredentialsError(f"{what}: access denied (403); check the credentials or profile")
+        if not 200 <= answer.status < 300:
+            raise TargetError(f"{what}: {answer.status} from {self.endpoint}")
+        return answer.size
 
     def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
         """(key, size) of objects under ``prefix``."""
@@ -189,6 +233,8 @@ class S3Client:
                 extra: dict | None = None) -> str:
         """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
         expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
+        if self._light and method == "get_object" and not extra:
+            return self._light.presign("GET", bucket, key, expires)
         return self._call(f"presign s3://{bucket}/{key}", self._client.generate_presigned_url, ClientMethod=method,
                           Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
 
@@ -196,8 +242,8 @@ class S3Client:
         """Presigned UploadPart URLs of one upload, by part number.
 
         The first comes from botocore's presigner (endpoint rules, addressing, signing region);
-        the others re-sign that URL with another part number through botocore's SigV4 query
-        signer alone, which skips the endpoint rules and costs a quarter as much a part."""
+        the others re-sign that URL with another part number (``objperf.sigv4``, which signs as
+        botocore does), skipping the endpoint rules: a quarter of the cost a part."""
         first = self.presign(bucket, key, method="upload_part", expires=expires,
                              extra={"UploadId": upload_id, "PartNumber": 1})
         credentials = getattr(getattr(self._client, "_request_signer", None), "_credentials", None)
@@ -210,14 +256,15 @@ class S3Client:
         scope = signed["X-Amz-Credential"].split("/")  # KEY/DATE/REGION/SERVICE/aws4_request
         region, lifetime = scope[2], int(signed["X-Amz-Expires"])
         params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+        base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
         def url(number: int) -> str:
             if number == 1:
                 return first
-            query = urlencode([(k, str(number) if k == "partNumber" else v) for k, v in params])
-            request = AWSRequest(method="PUT", url=urlunsplit((parts.scheme, parts.netloc, parts.path, query, "")))
-            S3SigV4QueryAuth(credentials.get_frozen_credentials(), "s3", region, expires=lifetime).add_auth(request)
-            return request.url
+            frozen = credentials.get_frozen_credentials()
+            keys = sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token)
+            return sigv4.presign("PUT", base, keys, region, lifetime,
+                           params=[(k, str(number) if k == "partNumber" else v) for k, v in params])
 
         return url
 
@@ -252,6 +299,8 @@ class S3Client:
             self._call(what, self._client.complete_multipart_upload, Bucket=bucket, Key=key, UploadId=upload_id,
                        MultipartUpload={"Parts": done})
         except BaseException:
+            from botocore.exceptions import BotoCoreError, ClientError
+
             try:
                 self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
             except (BotoCoreError, ClientError):

@@ -1,0 +1,127 @@
+"""The read side of the S3 control plane without botocore, for the common case.
+
+A read run needs little from S3 before its clock starts: each object's size
+(HEAD) and a presigned GET URL per object.  When the answer cannot depend on
+anything botocore would look up — an explicit ``--endpoint`` with path-style
+addressing (what botocore's ``auto`` picks for any custom endpoint), keys from
+the environment or the embedded server or none at all, the region given — this
+module does both with the standard library, and a command starts about 0.45 s
+sooner.  Anything else (profiles, AWS's own endpoints, virtual hosts, config
+files, listing, writes) goes through botocore, as before.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+from objperf import sigv4
+
+HEAD_TIMEOUT_S = 10.0
+DEFAULT_REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class HeadAnswer:
+    status: int
+    size: int | None
+
+
+class Unreachable(Exception):
+    """The endpoint did not answer: ``reason`` names the failure (never a URL with a signature)."""
+
+    def __init__(self, reason: str, timed_out: bool):
+        super().__init__(reason)
+        self.reason = reason
+        self.timed_out = timed_out
+
+
+def env_keys(environ: Mapping[str, str]) -> sigv4.Keys | None:
+    """botocore's first link of the credential chain (its ``EnvProvider``), when it gives a
+    complete, non-expiring key pair; otherwise None and botocore walks the chain itself."""
+    access, secret = environ.get("AWS_ACCESS_KEY_ID", ""), environ.get("AWS_SECRET_ACCESS_KEY", "")
+    if not access or not secret or environ.get("AWS_CREDENTIAL_EXPIRATION"):
+        return None
+    token = environ.get("AWS_SECURITY_TOKEN") or environ.get("AWS_SESSION_TOKEN") or None
+    return sigv4.Keys(access, secret, token)
+
+
+def known_region(region: str | None, environ: Mapping[str, str]) -> str | None:
+    """The region botocore would sign for, when no config file can change it."""
+    if region or environ.get("AWS_DEFAULT_REGION"):
+        return region or environ["AWS_DEFAULT_REGION"]
+    config = environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
+    return None if Path(config).expanduser().exists() else DEFAULT_REGION
+
+
+class LightS3:
+    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; HEAD over http.client."""
+
+    def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None):
+        self.endpoint = endpoint.rstrip("/")
+        self.region = region
+        self.keys = keys  # None: anonymous, nothing is signed
+        parts = urlsplit(self.endpoint)
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+
+    @classmethod
+    def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
+        """A LightS3 when ``settings`` fall in the common case, else None."""
+        if not settings.endpoint or settings.profile or settings.addressing not in ("auto", "path"):
+            return None
+        try:
+            parts = urlsplit(settings.endpoint)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            return None
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            return None
+        region = known_region(settings.region, environ)
+        if region is None:
+            return None
+        if settings.anonymous:
+            keys = None
+        elif settings.credentials:
+            keys = sigv4.Keys(*settings.credentials)
+        else:
+            keys = env_keys(environ)
+            if keys is None:
+                return None
+        return cls(settings.endpoint, region, keys)
+
+    def url(self, bucket: str, key: str = "") -> str:
+        """The unsigned path-style URL of a bucket or an object, encoded as botocore encodes it."""
+        path = f"/{bucket}/{quote(key, safe='/~')}" if key else f"/{bucket}"
+        return self.endpoint + path
+
+    def presign(self, method: str, bucket: str, key: str, expires: int) -> str:
+        url = self.url(bucket, key)
+        return url if self.keys is None else sigv4.presign(method, url, self.keys, self.region, expires)
+
+    def head(self, bucket: str, key: str = "") -> HeadAnswer:
+        """HEAD an object (or, with no key, a bucket): its status and Content-Length."""
+        signed = urlsplit(self.presign("HEAD", bucket, key, 300))
+        target = signed.path + (f"?{signed.query}" if signed.query else "")
+        if self._scheme == "https":
+            cafile = os.environ.get("AWS_CA_BUNDLE") or None
+            connection = http.client.HTTPSConnection(self._host, self._port, timeout=HEAD_TIMEOUT_S,
+                                                     context=ssl.create_default_context(cafile=cafile))
+        else:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=HEAD_TIMEOUT_S)
+        try:
+            connection.request("HEAD", target)
+            response = connection.getresponse()
+            response.read()
+        except TimeoutError:
+            raise Unreachable("timed out", True) from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise Unreachable(type(exc).__name__, False) from None
+        finally:
+            connection.close()
+        length = response.getheader("Content-Length")
+        return HeadAnswer(response.status, int(length) if length and length.isdigit() else None)

@@ -1,0 +1,119 @@
+"""The botocore-free read path: it signs exactly what botocore signs, it is taken only where
+botocore could not answer differently, and reads through either path agree."""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from datetime import datetime
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import botocore.session
+import pytest
+from botocore.config import Config
+
+from conftest import run_cli
+from objperf import load, sigv4
+from objperf.s3client import S3Client, S3Settings
+from objperf.s3light import LightS3
+
+KEYS = ["k", "a b/c+d~e", "dir/ünï cödé.bin", "x?y#z&w=v", "%41", "dir//double/"]
+ENDPOINTS = ["http://127.0.0.1:9000", "http://[::1]:9000", "https://acct.r2.cloudflarestorage.com",
+             "https://minio.example.com:9000/", "https://minio.example.com/base", "http://h.example:80"]
+
+
+@functools.cache
+def botocore_client(endpoint: str, region: str, token: str | None):
+    return botocore.session.get_session().create_client(
+        "s3", region_name=region, endpoint_url=endpoint, aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalr/K7MDENG+bPxRfiCY", aws_session_token=token,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "auto"}))
+
+
+def botocore_presign(endpoint: str, region: str, token: str | None, method: str, params: dict) -> str:
+    return botocore_client(endpoint, region, token).generate_presigned_url(method, Params=params, ExpiresIn=900)
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+@pytest.mark.parametrize("token", [None, "FwoGZX/token+with=="])
+def test_presigned_urls_equal_botocores(endpoint, token):
+    env = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalr/K7MDENG+bPxRfiCY",
+           "AWS_CONFIG_FILE": "/nonexistent", **({"AWS_SESSION_TOKEN": token} if token else {})}
+    for region in ("us-east-1", "auto"):
+        light = LightS3.for_settings(S3Settings(endpoint=endpoint, region=region), env)
+        for key in KEYS:
+            want = botocore_presign(endpoint, region, token, "get_object", {"Bucket": "bkt", "Key": key})
+            at = datetime.strptime(dict(parse_qsl(urlsplit(want).query))["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
+            assert sigv4.presign("GET", light.url("bkt", key), light.keys, region, 900, now=at) == want
+
+            want = botocore_presign(endpoint, region, token, "upload_part",
+                                    {"Bucket": "bkt", "Key": key, "UploadId": "2~a.b-c_d e+f/g=", "PartNumber": 12})
+            parts = urlsplit(want)
+            query = parse_qsl(parts.query, keep_blank_values=True)
+            at = datetime.strptime(dict(query)["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
+            base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+            params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+            assert sigv4.presign("PUT", base, light.keys, region, 900, params=params, now=at) == want
+
+
+def test_light_path_only_where_botocore_would_agree(tmp_path):
+    keys = {"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_CONFIG_FILE": "/nonexistent"}
+    config = tmp_path / "config"
+    config.write_text("[default]\nregion = eu-west-1\n")
+    endpoint = "http://127.0.0.1:9000"
+    cases = [
+        (S3Settings(endpoint=endpoint), keys, True),
+        (S3Settings(endpoint=endpoint, addressing="path"), keys, True),
+        (S3Settings(endpoint=endpoint, anonymous=True), {"AWS_CONFIG_FILE": "/nonexistent"}, True),
+        (S3Settings(endpoint=endpoint, credentials=("a", "b")), {"AWS_CONFIG_FILE": "/nonexistent"}, True),
+        (S3Settings(endpoint=endpoint), {**keys, "AWS_CONFIG_FILE": str(config), "AWS_DEFAULT_REGION": "x"}, True),
+        (S3Settings(endpoint=endpoint, region="x"), {**keys, "AWS_CONFIG_FILE": str(config)}, True),
+        (S3Settings(), keys, False),                                             # AWS: endpoint rules
+        (S3Settings(endpoint=endpoint, addressing="virtual"), keys, False),
+        (S3Settings(endpoint=endpoint, profile="p"), keys, False),
+        (S3Settings(endpoint=endpoint), {**keys, "AWS_CONFIG_FILE": str(config)}, False),  # region from file
+        (S3Settings(endpoint=endpoint), {"AWS_CONFIG_FILE": "/nonexistent"}, False),  # the rest of the chain
+        (S3Settings(endpoint=endpoint), {**keys, "AWS_SECRET_ACCESS_KEY": ""}, False),  # botocore's message
+        (S3Settings(endpoint=endpoint), {**keys, "AWS_CREDENTIAL_EXPIRATION": "2030-01-01T00:00:00Z"}, False),
+        (S3Settings(endpoint="127.0.0.1:9000"), keys, False),                    # botocore names the bad endpoint
+        (S3Settings(endpoint="http://127.0.0.1:99999"), keys, False),
+    ]
+    for settings, env, light in cases:
+        assert (LightS3.for_settings(settings, env) is not None) == light, (settings, env)
+    assert LightS3.for_settings(S3Settings(endpoint=endpoint), {**keys, "AWS_SESSION_TOKEN": "t"}).keys.token == "t"
+    assert "secret" not in repr(LightS3.for_settings(S3Settings(endpoint=endpoint), keys).keys)
+
+
+def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    settings = S3Settings(endpoint=store.server.endpoint, addressing="path")
+    light = S3Client(settings)
+    size = light.object_size(store.bucket, "data/odd.bin")
+    assert size == store.objects["data/odd.bin"]
+    assert light.presign(store.bucket, "data/odd.bin").startswith(f"{store.server.endpoint}/{store.bucket}/data/")
+    assert "_client" not in vars(light), "the common case built a botocore client"
+
+    # The same reads as a named profile: botocore finds the keys and signs.
+    credentials = tmp_path / "credentials"
+    credentials.write_text(f"[objperf-test]\naws_access_key_id = {store.server.access_key}\n"
+                           f"aws_secret_access_key = {store.server.secret_key}\n")
+    env = {**store.env(), "AWS_SHARED_CREDENTIALS_FILE": str(credentials)}
+    del env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    profiled = S3Client(S3Settings(endpoint=store.server.endpoint, addressing="path", profile="objperf-test"))
+    assert "_client" in vars(profiled)
+    assert profiled.object_size(store.bucket, "data/odd.bin") == size
+    assert not profiled.bucket_exists("no-such-bucket-here") and not light.bucket_exists("no-such-bucket-here")
+
+    expected = bytes(store.expected("data/odd.bin"))
+    for run_env, extra in ((store.env(), []), (env, ["--profile", "objperf-test"])):
+        out = tmp_path / f"run{len(extra)}"
+        proc = run_cli("objperf.fetch", f"s3://{store.bucket}/data/odd.bin", "--endpoint", store.server.endpoint,
+                       "--range-size", "1MiB", "--verify", "--out", str(out), *extra, env=run_env)
+        assert proc.returncode == 0, proc.stderr
+        rows = load(out)
+        assert len(rows) == 6 and rows["bytes"].sum() == size
+        for row in rows.itertuples():
+            assert row.crc32 == zlib.crc32(expected[row.offset:row.offset + row.length])
