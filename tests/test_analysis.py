@@ -6,6 +6,7 @@ import pytest
 from conftest import RANGE
 from objperf.analysis import error_counts, throughput_timeline, ttfb_percentiles
 from objperf.run import run_read
+from objperf.summary import percentiles
 from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload
 
@@ -60,3 +61,10 @@ def test_concurrency_curve_matches_per_step_steady_throughput():
         assert curve.loc[concurrency, "steady_gbps"] == pytest.approx(
             steady_gbps(rows[rows["concurrency"] == concurrency]), rel=1e-9)
         assert curve.loc[concurrency, "requests"] == steps.loc[concurrency, "requests"]
+
+
+def test_summary_percentiles_are_numpys(rows):
+    ttfb_ms = rows["ttfb_s"].to_numpy() * 1000
+    for values in (ttfb_ms, ttfb_ms[:1], ttfb_ms[:2], np.random.default_rng(7).exponential(size=1001)):
+        assert np.allclose(percentiles(values, [50, 90, 99]), np.percentile(values, [50, 90, 99]), rtol=0, atol=1e-12)
+    assert all(np.isnan(percentiles(np.array([]), [50, 99])))
