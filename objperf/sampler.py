@@ -138,7 +138,7 @@ class Sampler:
         report: dict = {}
         if len(nic["t"]):
             deltas = {}
-            for iface in np.unique(nic["iface"]):
+            for iface in sorted(set(nic["iface"].tolist())):
                 mine = nic["iface"] == iface
                 deltas[str(iface)] = (int(nic["rx_bytes"][mine][-1] - nic["rx_bytes"][mine][0]),
                                       int(nic["tx_bytes"][mine][-1] - nic["tx_bytes"][mine][0]))
@@ -159,7 +159,7 @@ class Sampler:
             report["client_cores_busy"] = used / wall_s
             report["client_cpu_bound"] = bool(used / wall_s >= 0.85 * usable)
             busy = []
-            for core in np.unique(cpu["cpu"][~process]):
+            for core in sorted(set(cpu["cpu"][~process].tolist())):
                 mine = cpu["cpu"] == core
                 total = sum(cpu[c][mine][-1] - cpu[c][mine][0] for c in ("user_s", "system_s", "idle_s"))
                 idle = cpu["idle_s"][mine][-1] - cpu["idle_s"][mine][0]
