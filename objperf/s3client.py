@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from html import escape
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from objperf import sigv4
@@ -22,6 +23,10 @@ from objperf.s3light import LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
+# What the light path (objperf.s3light) does without botocore: presigning, and a write run's multipart calls.
+LIGHT_PRESIGNS = {"get_object": set(), "put_object": set(), "upload_part": {"UploadId", "PartNumber"}}
+LIGHT_ATTEMPTS = {"create_multipart_upload": "POST", "complete_multipart_upload": "POST",
+                  "abort_multipart_upload": "DELETE"}
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "InvalidToken", "ExpiredToken"}
 
 
@@ -59,14 +64,15 @@ class S3Settings:
 class S3Client:
     """A botocore S3 client whose errors come out as objperf errors with one-line messages.
 
-    botocore is imported and its client built on first use; HEAD and GET presigning in the
-    common case never need it (``objperf.s3light``)."""
+    botocore is imported and its client built on first use.  In the common case a run never
+    needs it: HEAD, presigning and a write run's multipart calls go through ``objperf.s3light``
+    (``light=False`` sends everything through botocore)."""
 
-    def __init__(self, settings: S3Settings):
+    def __init__(self, settings: S3Settings, *, light: bool = True):
         if settings.addressing not in ("auto", "path", "virtual"):
             raise UsageError(f"bad addressing {settings.addressing!r}: use auto, path or virtual")
         self.settings = settings
-        self._light = LightS3.for_settings(settings)
+        self._light = LightS3.for_settings(settings) if light else None
         if self._light is None:
             self._client  # noqa: B018 - a bad profile or endpoint fails here, not at first use
 
@@ -141,6 +147,8 @@ class S3Client:
 
     def attempt(self, method: str, **params) -> Attempt:
         """One control-plane request whose outcome becomes a row: S3 errors are returned, not raised."""
+        if self._light and method in LIGHT_ATTEMPTS:
+            return self._light_attempt(method, **params)
         from botocore.exceptions import (
             BotoCoreError,
             ClientError,
@@ -163,6 +171,32 @@ class S3Client:
             return Attempt(None, 0, "", CURLE_COULDNT_CONNECT, t_start, time.perf_counter() - t0)
         except (ReadTimeoutError, BotoCoreError):
             return Attempt(None, 0, "", CURLE_RECV_ERROR, t_start, time.perf_counter() - t0)
+
+    def _light_attempt(self, method: str, *, Bucket: str, Key: str, UploadId: str | None = None,  # noqa: N803
+                       MultipartUpload: dict | None = None) -> Attempt:
+        """``attempt`` for the multipart calls of a write run, without botocore."""
+        http_method, params, body = LIGHT_ATTEMPTS[method], [("uploadId", UploadId or "")], b""
+        if method == "create_multipart_upload":
+            params = [("uploads", "")]
+        elif method == "complete_multipart_upload":
+            body = "".join(f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag></Part>"
+                           for p in MultipartUpload["Parts"]).encode()
+            body = b"<CompleteMultipartUpload>" + body + b"</CompleteMultipartUpload>"
+        t_start = time.time()
+        t0 = time.perf_counter()
+        try:
+            answer = self._light.send(http_method, Bucket, Key, params, body)
+        except Unreachable as exc:
+            code = CURLE_RECV_ERROR if exc.connected else CURLE_COULDNT_CONNECT
+            return Attempt(None, 0, "", code, t_start, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        status = answer.status
+        if 200 <= status < 300 and b"<Error>" in answer.body:
+            status = 500  # CompleteMultipartUpload can fail after its 200 went out; botocore reads it so too
+        if not 200 <= status < 300:
+            return Attempt(None, status, answer.element("Code") or "", 0, t_start, seconds)
+        response = {"UploadId": answer.element("UploadId")} if method == "create_multipart_upload" else {}
+        return Attempt(response, answer.status, "", 0, t_start, seconds)
 
     def open_uploads(self, bucket: str, prefix: str = "") -> list[tuple[str, str]]:
         """(key, upload id) of multipart uploads still open under ``prefix``."""
@@ -203,7 +237,7 @@ class S3Client:
     def _light_head(self, what: str, bucket: str, key: str = "") -> int | None:
         """HEAD without botocore; failures become the errors ``_call`` raises for botocore's."""
         try:
-            answer = self._light.head(bucket, key)
+            answer = self._light.send("HEAD", bucket, key)
         except Unreachable as exc:
             if exc.timed_out:
                 raise TargetError(f"endpoint {self.endpoint} did not answer {what} in time") from None
@@ -212,7 +246,7 @@ class S3Client:
             raise CredentialsError(f"{what}: access denied (403); check the credentials or profile")
         if not 200 <= answer.status < 300:
             raise TargetError(f"{what}: {answer.status} from {self.endpoint}")
-        return answer.size
+        return answer.length
 
     def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
         """(key, size) of objects under ``prefix``."""
@@ -233,23 +267,28 @@ class S3Client:
                 extra: dict | None = None) -> str:
         """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
         expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
-        if self._light and method == "get_object" and not extra:
-            return self._light.presign("GET", bucket, key, expires)
+        if self._light and method in LIGHT_PRESIGNS and set(extra or ()) == LIGHT_PRESIGNS[method]:
+            params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []
+            return self._light.presign("PUT" if method != "get_object" else "GET", bucket, key, expires, params)
         return self._call(f"presign s3://{bucket}/{key}", self._client.generate_presigned_url, ClientMethod=method,
                           Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
 
     def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
         """Presigned UploadPart URLs of one upload, by part number.
 
-        The first comes from botocore's presigner (endpoint rules, addressing, signing region);
-        the others re-sign that URL with another part number (``objperf.sigv4``, which signs as
-        botocore does), skipping the endpoint rules: a quarter of the cost a part."""
-        first = self.presign(bucket, key, method="upload_part", expires=expires,
-                             extra={"UploadId": upload_id, "PartNumber": 1})
+        Through botocore, the first comes from its presigner (endpoint rules, addressing, signing
+        region); the others re-sign that URL with another part number (``objperf.sigv4``, which
+        signs as botocore does), skipping the endpoint rules: a quarter of the cost a part."""
+        def presign_part(number: int) -> str:
+            return self.presign(bucket, key, method="upload_part", expires=expires,
+                                extra={"UploadId": upload_id, "PartNumber": number})
+
+        if self._light or self.settings.anonymous:
+            return presign_part
+        first = presign_part(1)
         credentials = getattr(getattr(self._client, "_request_signer", None), "_credentials", None)
-        if self.settings.anonymous or credentials is None:
-            return lambda number: self.presign(bucket, key, method="upload_part", expires=expires,
-                                               extra={"UploadId": upload_id, "PartNumber": number})
+        if credentials is None:
+            return presign_part
         parts = urlsplit(first)
         query = parse_qsl(parts.query, keep_blank_values=True)
         signed = dict(query)
@@ -264,7 +303,7 @@ class S3Client:
             frozen = credentials.get_frozen_credentials()
             keys = sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token)
             return sigv4.presign("PUT", base, keys, region, lifetime,
-                           params=[(k, str(number) if k == "partNumber" else v) for k, v in params])
+                                 params=[(k, str(number) if k == "partNumber" else v) for k, v in params])
 
         return url
 

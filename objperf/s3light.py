@@ -1,44 +1,58 @@
-"""The read side of the S3 control plane without botocore, for the common case.
+"""The S3 control plane of a run without botocore, for the common case.
 
-A read run needs little from S3 before its clock starts: each object's size
-(HEAD) and a presigned GET URL per object.  When the answer cannot depend on
-anything botocore would look up — an explicit ``--endpoint`` with path-style
-addressing (what botocore's ``auto`` picks for any custom endpoint), keys from
-the environment or the embedded server or none at all, the region given — this
-module does both with the standard library, and a command starts about 0.45 s
-sooner.  Anything else (profiles, AWS's own endpoints, virtual hosts, config
-files, listing, writes) goes through botocore, as before.
+A run needs little from S3: each object's size (HEAD), presigned GET, PUT and
+UploadPart URLs, and a write run's Create/Complete/AbortMultipartUpload.  When
+the answer cannot depend on anything botocore would look up — an explicit
+``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
+any custom endpoint), keys from the environment or the embedded server or none
+at all, the region given — this module does them with the standard library, and
+a command starts about 0.4 s sooner.  Anything else (profiles, AWS's own
+endpoints, virtual hosts, config files, listing, bucket set-up, verification)
+goes through botocore, as before.
 """
 
 from __future__ import annotations
 
+import html
 import http.client
 import os
+import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from objperf import sigv4
 
-HEAD_TIMEOUT_S = 10.0
+REQUEST_TIMEOUT_S = 10.0
 DEFAULT_REGION = "us-east-1"
 
 
 @dataclass(frozen=True)
-class HeadAnswer:
+class Answer:
     status: int
-    size: int | None
+    length: int | None  # Content-Length
+    body: bytes
+
+    def element(self, name: str) -> str | None:
+        """The text of the first ``<name>`` element of an XML body (S3's answers are flat enough)."""
+        found = re.search(rf"<{name}>([^<]*)</{name}>".encode(), self.body)
+        return html.unescape(found.group(1).decode()) if found else None
 
 
 class Unreachable(Exception):
-    """The endpoint did not answer: ``reason`` names the failure (never a URL with a signature)."""
+    """No answer: ``reason`` names the failure (never a URL: it would carry a signature);
+    ``connected`` says whether it came before or after the connection was up."""
 
-    def __init__(self, reason: str, timed_out: bool):
+    def __init__(self, reason: str, *, connected: bool):
         super().__init__(reason)
         self.reason = reason
-        self.timed_out = timed_out
+        self.connected = connected
+
+    @property
+    def timed_out(self) -> bool:
+        return self.reason == "timed out"
 
 
 def env_keys(environ: Mapping[str, str]) -> sigv4.Keys | None:
@@ -99,29 +113,38 @@ class LightS3:
         path = f"/{bucket}/{quote(key, safe='/~')}" if key else f"/{bucket}"
         return self.endpoint + path
 
-    def presign(self, method: str, bucket: str, key: str, expires: int) -> str:
+    def presign(self, method: str, bucket: str, key: str, expires: int,
+                params: Sequence[tuple[str, str]] = ()) -> str:
         url = self.url(bucket, key)
-        return url if self.keys is None else sigv4.presign(method, url, self.keys, self.region, expires)
+        if self.keys is None:
+            return f"{url}?{sigv4.encode_query(params)}" if params else url
+        return sigv4.presign(method, url, self.keys, self.region, expires, params=params)
 
-    def head(self, bucket: str, key: str = "") -> HeadAnswer:
-        """HEAD an object (or, with no key, a bucket): its status and Content-Length."""
-        signed = urlsplit(self.presign("HEAD", bucket, key, 300))
+    def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
+             body: bytes = b"") -> Answer:
+        """One presigned request over http.client; the endpoint's answer, whatever its status."""
+        signed = urlsplit(self.presign(method, bucket, key, 300, params))
         target = signed.path + (f"?{signed.query}" if signed.query else "")
         if self._scheme == "https":
             cafile = os.environ.get("AWS_CA_BUNDLE") or None
-            connection = http.client.HTTPSConnection(self._host, self._port, timeout=HEAD_TIMEOUT_S,
+            connection = http.client.HTTPSConnection(self._host, self._port, timeout=REQUEST_TIMEOUT_S,
                                                      context=ssl.create_default_context(cafile=cafile))
         else:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=HEAD_TIMEOUT_S)
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=REQUEST_TIMEOUT_S)
         try:
-            connection.request("HEAD", target)
-            response = connection.getresponse()
-            response.read()
-        except TimeoutError:
-            raise Unreachable("timed out", True) from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise Unreachable(type(exc).__name__, False) from None
+            try:
+                connection.connect()
+            except OSError as exc:
+                raise Unreachable("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__,
+                                  connected=False) from None
+            try:
+                connection.request(method, target, body=body)
+                response = connection.getresponse()
+                content = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                raise Unreachable("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__,
+                                  connected=True) from None
         finally:
             connection.close()
         length = response.getheader("Content-Length")
-        return HeadAnswer(response.status, int(length) if length and length.isdigit() else None)
+        return Answer(response.status, int(length) if length and length.isdigit() else None, content)

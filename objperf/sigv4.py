@@ -43,6 +43,10 @@ def _encode(text: str) -> str:
     return quote(text, safe="-_.~")
 
 
+def encode_query(params: Sequence[tuple[str, str]]) -> str:
+    return "&".join(f"{_encode(k)}={_encode(v)}" for k, v in params)
+
+
 def canonical_host(url: str) -> str:
     """The Host header a client sends: lower case, the port only when it is not the scheme's default."""
     parts = urlsplit(url)
@@ -65,7 +69,7 @@ def presign(method: str, url: str, keys: Keys, region: str, expires: int, *,
             ("X-Amz-Date", moment), ("X-Amz-SignedHeaders", "host"), ("X-Amz-Expires", str(expires))]
     if keys.token is not None:
         auth.append(("X-Amz-Security-Token", keys.token))
-    query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in [*params, *auth])
+    query = encode_query([*params, *auth])
     canonical_query = "&".join(f"{k}={v}" for k, _, v in sorted(p.partition("=") for p in query.split("&")))
     canonical_request = "\n".join([method, parts.path or "/", canonical_query, f"host:{canonical_host(url)}\n",
                                    "host", UNSIGNED_PAYLOAD])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import signal
 import subprocess
@@ -71,9 +72,10 @@ def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
     assert single.summary["verified"].startswith("ok: 1 objects")
 
 
-def test_part_url_signer_matches_botocore_and_the_server_checks_it(store):
-    """Parts after the first are re-signed without botocore's presigner: the URLs must carry the
-    same parameters and a signature the server accepts, and a wrong secret must be refused."""
+def test_part_url_signers_agree_and_the_server_checks_them(store):
+    """UploadPart URLs come from objperf.sigv4, either alone (the light path) or re-signing
+    botocore's first URL: both must carry botocore's parameters and a signature the server
+    accepts, and a wrong secret must be refused."""
     import dataclasses
     from urllib.parse import parse_qsl, urlsplit
 
@@ -82,24 +84,69 @@ def test_part_url_signer_matches_botocore_and_the_server_checks_it(store):
     from objperf.s3client import S3Client
 
     key = "signer/part-test"
+    settings = store.server.settings()
+    through_botocore = S3Client(settings, light=False)
     upload_id = store.client.attempt("create_multipart_upload", Bucket=store.bucket, Key=key).response["UploadId"]
     try:
-        signer = store.client.part_url_signer(store.bucket, key, upload_id, expires=600)
-        ours = urlsplit(signer(3))
-        theirs = urlsplit(store.client.presign(store.bucket, key, method="upload_part", expires=600,
-                                               extra={"UploadId": upload_id, "PartNumber": 3}))
-        assert (ours.netloc, ours.path) == (theirs.netloc, theirs.path)
-        timeless = [{k: v for k, v in parse_qsl(u.query) if k not in ("X-Amz-Date", "X-Amz-Signature")}
-                    for u in (ours, theirs)]
-        assert timeless[0] == timeless[1] and timeless[0]["partNumber"] == "3"
+        light = store.client.part_url_signer(store.bucket, key, upload_id, expires=600)
+        resigned = through_botocore.part_url_signer(store.bucket, key, upload_id, expires=600)
+        theirs = urlsplit(through_botocore.presign(store.bucket, key, method="upload_part", expires=600,
+                                                   extra={"UploadId": upload_id, "PartNumber": 3}))
+        for ours in (urlsplit(light(3)), urlsplit(resigned(3))):
+            assert (ours.netloc, ours.path) == (theirs.netloc, theirs.path)
+            timeless = [{k: v for k, v in parse_qsl(u.query) if k not in ("X-Amz-Date", "X-Amz-Signature")}
+                        for u in (ours, theirs)]
+            assert timeless[0] == timeless[1] and timeless[0]["partNumber"] == "3"
         for number in (1, 2, 3):
-            assert requests.put(signer(number), data=b"part %d" % number, timeout=10).status_code == 200
-        wrong = S3Client(dataclasses.replace(store.server.settings(),
-                                             credentials=(store.server.access_key, "not-the-secret")))
-        refused = wrong.part_url_signer(store.bucket, key, upload_id, expires=600)
-        assert [requests.put(refused(n), data=b"x", timeout=10).status_code for n in (1, 2)] == [403, 403]
+            assert requests.put(light(number), data=b"part %d" % number, timeout=10).status_code == 200
+            assert requests.put(resigned(number), data=b"part %d" % number, timeout=10).status_code == 200
+        wrong_settings = dataclasses.replace(settings, credentials=(store.server.access_key, "not-the-secret"))
+        for wrong in (S3Client(wrong_settings), S3Client(wrong_settings, light=False)):
+            refused = wrong.part_url_signer(store.bucket, key, upload_id, expires=600)
+            assert [requests.put(refused(n), data=b"x", timeout=10).status_code for n in (1, 2)] == [403, 403]
     finally:
         store.client.attempt("abort_multipart_upload", Bucket=store.bucket, Key=key, UploadId=upload_id)
+    assert no_open_uploads(store)
+
+
+def test_multipart_calls_answer_alike_with_and_without_botocore(store):
+    from objperf.s3client import S3Client
+
+    key = "signer/calls"
+    seen = []
+    for client in (store.client, S3Client(store.server.settings(), light=False)):
+        created = client.attempt("create_multipart_upload", Bucket=store.bucket, Key=key)
+        assert created.ok and created.response["UploadId"] and created.seconds > 0
+        bogus = {"Parts": [{"PartNumber": 1, "ETag": '"0123456789abcdef0123456789abcdef"'}]}
+        refused = client.attempt("complete_multipart_upload", Bucket=store.bucket, Key=key,
+                                 UploadId=created.response["UploadId"], MultipartUpload=bogus)
+        aborted = client.attempt("abort_multipart_upload", Bucket=store.bucket, Key=key,
+                                 UploadId=created.response["UploadId"])
+        missing = client.attempt("abort_multipart_upload", Bucket="no-such-bucket-m", Key=key, UploadId="x")
+        assert not refused.ok and refused.s3_error and aborted.ok
+        assert (missing.ok, missing.status, missing.s3_error) == (False, 404, "NoSuchBucket")
+        seen.append([(a.ok, a.status, a.s3_error, a.curl_code) for a in (created, refused, aborted, missing)])
+    assert seen[0] == seen[1]
+    unreachable = S3Client(dataclasses.replace(store.server.settings(), endpoint="http://127.0.0.1:9"))
+    gone = unreachable.attempt("create_multipart_upload", Bucket=store.bucket, Key=key)
+    assert (gone.ok, gone.curl_code) == (False, 7)
+    assert no_open_uploads(store)
+
+
+def test_write_through_botocore(store, tmp_path, monkeypatch):
+    """A named profile takes botocore's path for every control call; the object must be the same."""
+    credentials = tmp_path / "credentials"
+    credentials.write_text(f"[objperf-w]\naws_access_key_id = {store.server.access_key}\n"
+                           f"aws_secret_access_key = {store.server.secret_key}\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    settings = dataclasses.replace(store.server.settings(), credentials=None, profile="objperf-w")
+    workload = WriteWorkload(concurrency=4, threads=2, buckets=(store.bucket,), prefix="wb/", object_size=11 * MIB,
+                             part_size=5 * MIB, requests=1, verify=True)
+    result = run_write(settings, workload, out=tmp_path / "w")
+    assert result.summary["verified"].startswith("ok: 1 objects")
+    ops = load(tmp_path / "w")["op"].astype(str).value_counts().to_dict()
+    assert ops == {"UPLOAD_PART": 3, "CREATE_MPU": 1, "COMPLETE_MPU": 1}
     assert no_open_uploads(store)
 
 
