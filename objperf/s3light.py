@@ -17,7 +17,10 @@ import html
 import http.client
 import os
 import re
+import select
 import ssl
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +28,8 @@ from urllib.parse import quote, urlsplit
 
 from objperf import sigv4
 
-REQUEST_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 120.0  # as botocore is configured: completing a large upload can take a while
 DEFAULT_REGION = "us-east-1"
 
 
@@ -82,6 +86,10 @@ class LightS3:
         self.keys = keys  # None: anonymous, nothing is signed
         parts = urlsplit(self.endpoint)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self._lock = threading.Lock()
+        # A one-element list, so the finalizer can close whatever connection is open at the end.
+        self._connection: list[http.client.HTTPConnection | None] = [None]
+        weakref.finalize(self, _close_connection, self._connection)
 
     @classmethod
     def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
@@ -122,29 +130,59 @@ class LightS3:
 
     def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
              body: bytes = b"") -> Answer:
-        """One presigned request over http.client; the endpoint's answer, whatever its status."""
+        """One presigned request; the endpoint's answer, whatever its status.  One connection
+        is kept for the next request (over TLS a write run's multipart calls would otherwise pay
+        a handshake each), opened again when the server has closed it."""
         signed = urlsplit(self.presign(method, bucket, key, 300, params))
         target = signed.path + (f"?{signed.query}" if signed.query else "")
-        if self._scheme == "https":
-            cafile = os.environ.get("AWS_CA_BUNDLE") or None
-            connection = http.client.HTTPSConnection(self._host, self._port, timeout=REQUEST_TIMEOUT_S,
-                                                     context=ssl.create_default_context(cafile=cafile))
-        else:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=REQUEST_TIMEOUT_S)
-        try:
-            try:
-                connection.connect()
-            except OSError as exc:
-                raise Unreachable("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__,
-                                  connected=False) from None
+        with self._lock:
+            connection = self._open_connection()
             try:
                 connection.request(method, target, body=body)
                 response = connection.getresponse()
                 content = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                raise Unreachable("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__,
-                                  connected=True) from None
-        finally:
-            connection.close()
+                self._drop_connection()
+                raise Unreachable(_reason(exc), connected=True) from None
+            if response.will_close:
+                self._drop_connection()
         length = response.getheader("Content-Length")
         return Answer(response.status, int(length) if length and length.isdigit() else None, content)
+
+    def _open_connection(self) -> http.client.HTTPConnection:
+        connection = self._connection[0]
+        if connection is not None and connection.sock is not None and not _readable(connection.sock):
+            return connection
+        self._drop_connection()  # never used, or closed by the server while idle
+        if self._scheme == "https":
+            cafile = os.environ.get("AWS_CA_BUNDLE") or None
+            connection = http.client.HTTPSConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S,
+                                                     context=ssl.create_default_context(cafile=cafile))
+        else:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S)
+        try:
+            connection.connect()
+        except OSError as exc:
+            connection.close()
+            raise Unreachable(_reason(exc), connected=False) from None
+        connection.sock.settimeout(READ_TIMEOUT_S)
+        self._connection[0] = connection
+        return connection
+
+    def _drop_connection(self) -> None:
+        _close_connection(self._connection)
+
+
+def _close_connection(holder: list) -> None:
+    if holder[0] is not None:
+        holder[0].close()
+        holder[0] = None
+
+
+def _readable(sock) -> bool:
+    """An idle keep-alive socket with something to read has been closed by the server."""
+    return bool(select.select([sock], [], [], 0)[0])
+
+
+def _reason(exc: BaseException) -> str:
+    return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__

@@ -117,3 +117,17 @@ def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
         assert len(rows) == 6 and rows["bytes"].sum() == size
         for row in rows.itertuples():
             assert row.crc32 == zlib.crc32(expected[row.offset:row.offset + row.length])
+
+
+def test_one_connection_serves_many_calls_and_a_closed_one_is_replaced(store):
+    import socket
+
+    light = LightS3.for_settings(store.server.settings(), {"AWS_CONFIG_FILE": "/nonexistent"})
+    assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
+    first = light._connection[0]
+    assert light.send("HEAD", store.bucket, "data/even.bin").length == store.objects["data/even.bin"]
+    assert light.send("HEAD", store.bucket, "no-such-key").status == 404
+    assert light._connection[0] is first  # kept alive across calls, error answers included
+    first.sock.shutdown(socket.SHUT_RDWR)  # as when the server closes an idle connection
+    assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
+    assert light._connection[0] is not first
