@@ -1,9 +1,9 @@
 """The S3 control plane: credentials, presigning, HEAD, listing, bucket set-up.
 
 Everything here goes through botocore (the standard AWS credential chain and
-SigV4), except the two things a read run needs in the common case — HEAD and
-presigned GETs — which ``objperf.s3light`` does without importing botocore at
-all.  The data plane — the load itself — never signs anything: it is handed
+SigV4), except what a run itself needs in the common case — HEAD, presigned
+URLs, a write run's multipart calls — which ``objperf.s3light`` does without
+importing botocore at all.  The data plane — the load itself — never signs anything: it is handed
 presigned URLs, which are made once per key and never written anywhere.
 """
 
@@ -23,8 +23,10 @@ from objperf.s3light import LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
-# What the light path (objperf.s3light) does without botocore: presigning, and a write run's multipart calls.
-LIGHT_PRESIGNS = {"get_object": set(), "put_object": set(), "upload_part": {"UploadId", "PartNumber"}}
+# What the light path (objperf.s3light) does without botocore, by botocore's method name.
+# Presigning: (HTTP method, the extra parameters it carries); a write run's multipart calls: HTTP method.
+LIGHT_PRESIGNS = {"get_object": ("GET", set()), "put_object": ("PUT", set()),
+                  "upload_part": ("PUT", {"UploadId", "PartNumber"})}
 LIGHT_ATTEMPTS = {"create_multipart_upload": "POST", "complete_multipart_upload": "POST",
                   "abort_multipart_upload": "DELETE"}
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "InvalidToken", "ExpiredToken"}
@@ -175,7 +177,7 @@ class S3Client:
     def _light_attempt(self, method: str, *, Bucket: str, Key: str, UploadId: str | None = None,  # noqa: N803
                        MultipartUpload: dict | None = None) -> Attempt:
         """``attempt`` for the multipart calls of a write run, without botocore."""
-        http_method, params, body = LIGHT_ATTEMPTS[method], [("uploadId", UploadId or "")], b""
+        params, body = [("uploadId", UploadId)], b""
         if method == "create_multipart_upload":
             params = [("uploads", "")]
         elif method == "complete_multipart_upload":
@@ -185,7 +187,7 @@ class S3Client:
         t_start = time.time()
         t0 = time.perf_counter()
         try:
-            answer = self._light.send(http_method, Bucket, Key, params, body)
+            answer = self._light.send(LIGHT_ATTEMPTS[method], Bucket, Key, params, body)
         except Unreachable as exc:
             code = CURLE_RECV_ERROR if exc.connected else CURLE_COULDNT_CONNECT
             return Attempt(None, 0, "", code, t_start, time.perf_counter() - t0)
@@ -267,9 +269,10 @@ class S3Client:
                 extra: dict | None = None) -> str:
         """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
         expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
-        if self._light and method in LIGHT_PRESIGNS and set(extra or ()) == LIGHT_PRESIGNS[method]:
+        http_method, allowed = LIGHT_PRESIGNS.get(method, ("", None))
+        if self._light and set(extra or ()) == allowed:
             params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []
-            return self._light.presign("PUT" if method != "get_object" else "GET", bucket, key, expires, params)
+            return self._light.presign(http_method, bucket, key, expires, params)
         return self._call(f"presign s3://{bucket}/{key}", self._client.generate_presigned_url, ClientMethod=method,
                           Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
 
