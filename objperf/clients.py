@@ -104,6 +104,8 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
             pass
         readers[0].join(0.02)
     _, status, usage = os.wait4(proc.pid, 0)
+    proc.stdout.close()
+    proc.stderr.close()
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
     if code == 0:
