@@ -78,7 +78,7 @@ def known_region(region: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 class LightS3:
-    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; HEAD over http.client."""
+    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; requests over http.client."""
 
     def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None):
         self.endpoint = endpoint.rstrip("/")
