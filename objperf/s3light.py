@@ -5,7 +5,7 @@ UploadPart URLs, and a write run's Create/Complete/AbortMultipartUpload.  When
 the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
-at all, the region given — this module does them with the standard library, and
+at all, the region given, no proxy — this module does them with the standard library, and
 a command starts about 0.4 s sooner.  Anything else (profiles, AWS's own
 endpoints, virtual hosts, config files, listing, bucket set-up, verification)
 goes through botocore, as before.
@@ -103,6 +103,8 @@ class LightS3:
             return None
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             return None
+        if environ.get(f"{parts.scheme}_proxy") or environ.get(f"{parts.scheme.upper()}_PROXY"):
+            return None  # botocore goes through the proxy (and knows NO_PROXY); http.client would not
         region = known_region(settings.region, environ)
         if region is None:
             return None

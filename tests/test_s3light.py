@@ -77,6 +77,9 @@ def test_light_path_only_where_botocore_would_agree(tmp_path):
         (S3Settings(endpoint=endpoint), {**keys, "AWS_CREDENTIAL_EXPIRATION": "2030-01-01T00:00:00Z"}, False),
         (S3Settings(endpoint="127.0.0.1:9000"), keys, False),                    # botocore names the bad endpoint
         (S3Settings(endpoint="http://127.0.0.1:99999"), keys, False),
+        (S3Settings(endpoint=endpoint), {**keys, "http_proxy": "http://proxy:3128"}, False),
+        (S3Settings(endpoint=endpoint), {**keys, "HTTP_PROXY": "http://proxy:3128"}, False),
+        (S3Settings(endpoint=endpoint), {**keys, "HTTPS_PROXY": "http://proxy:3128"}, True),  # not for http://
     ]
     for settings, env, light in cases:
         assert (LightS3.for_settings(settings, env) is not None) == light, (settings, env)
