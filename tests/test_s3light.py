@@ -90,6 +90,8 @@ def test_light_path_only_where_botocore_would_agree(tmp_path):
 def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
     settings = S3Settings(endpoint=store.server.endpoint, addressing="path")
     light = S3Client(settings)
     size = light.object_size(store.bucket, "data/odd.bin")
