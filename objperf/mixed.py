@@ -12,6 +12,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    buffer_size_kwargs,
     collector_paused,
     duration_arg,
     embedded_server,
@@ -72,7 +73,7 @@ def _mixed(args) -> int:
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
                          sink=args.sink, duration=args.duration, ip=args.ip, connect_to=tuple(args.connect_to),
                          interface=args.interface, http_version=args.http, timeout=args.timeout,
-                         buffer_size=args.buffer_size)
+                         **buffer_size_kwargs(args))
     reads.validate()
     args.requests = None
     destination = args.write_to or (f"s3://{split_s3_url(args.url)[0]}/objperf-mixed/" if args.url else None)

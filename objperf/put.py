@@ -10,6 +10,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    buffer_size_kwargs,
     collector_paused,
     duration_arg,
     embedded_server,
@@ -73,7 +74,7 @@ def write_workload(args, buckets: list[str], prefix: str):
         threads=args.threads, keys=args.keys, buckets=tuple(buckets), prefix=prefix, duration=args.duration,
         requests=args.requests, verify=args.verify, cleanup=args.cleanup, ip=args.ip,
         connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http, timeout=args.timeout,
-        buffer_size=args.buffer_size)
+        **buffer_size_kwargs(args))
     workload.validate()
     return workload
 
