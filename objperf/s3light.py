@@ -146,6 +146,11 @@ class LightS3:
             except (OSError, http.client.HTTPException) as exc:
                 self._drop_connection()
                 raise Unreachable(_reason(exc), connected=True) from None
+            except BaseException:
+                # Ctrl-C mid-call leaves a request half sent or an answer unread: the next call
+                # on this connection (the run's aborts) would be garbled or read the wrong answer.
+                self._drop_connection()
+                raise
             if response.will_close:
                 self._drop_connection()
         length = response.getheader("Content-Length")
