@@ -18,7 +18,7 @@ from html import escape
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from objperf import sigv4
-from objperf.errors import CredentialsError, TargetError, UsageError
+from objperf.errors import CredentialsError, ObjperfError, TargetError, UsageError
 from objperf.s3light import LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
@@ -134,16 +134,13 @@ class S3Client:
                 "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
             ) from None
         except (EndpointConnectionError, ConnectTimeoutError) as exc:
-            raise TargetError(f"cannot reach endpoint {self.endpoint} ({type(exc).__name__})") from None
+            raise self._unreachable(what, type(exc).__name__, timed_out=False) from None
         except ReadTimeoutError:
-            raise TargetError(f"endpoint {self.endpoint} did not answer {what} in time") from None
+            raise self._unreachable(what, "", timed_out=True) from None
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if code in _DENIED or status == 403:
-                raise CredentialsError(
-                    f"{what}: access denied ({code or status}); check the credentials or profile") from None
-            raise TargetError(f"{what}: {code or status} from {self.endpoint}") from None
+            raise self._refused(what, code, status) from None
         except BotoCoreError as exc:
             raise TargetError(f"{what}: {exc}") from None
 
@@ -241,14 +238,21 @@ class S3Client:
         try:
             answer = self._light.send("HEAD", bucket, key)
         except Unreachable as exc:
-            if exc.timed_out:
-                raise TargetError(f"endpoint {self.endpoint} did not answer {what} in time") from None
-            raise TargetError(f"cannot reach endpoint {self.endpoint} ({exc.reason})") from None
-        if answer.status == 403:
-            raise CredentialsError(f"{what}: access denied (403); check the credentials or profile")
+            raise self._unreachable(what, exc.reason, timed_out=exc.timed_out) from None
         if not 200 <= answer.status < 300:
-            raise TargetError(f"{what}: {answer.status} from {self.endpoint}")
+            raise self._refused(what, "", answer.status)
         return answer.length
+
+    def _unreachable(self, what: str, reason: str, *, timed_out: bool) -> TargetError:
+        if timed_out:
+            return TargetError(f"endpoint {self.endpoint} did not answer {what} in time")
+        return TargetError(f"cannot reach endpoint {self.endpoint} ({reason})")
+
+    def _refused(self, what: str, code: str, status: int | None) -> ObjperfError:
+        """The error for an S3 answer that is not a success, one line, credentials or not."""
+        if code in _DENIED or status == 403:
+            return CredentialsError(f"{what}: access denied ({code or status}); check the credentials or profile")
+        return TargetError(f"{what}: {code or status} from {self.endpoint}")
 
     def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
         """(key, size) of objects under ``prefix``."""
