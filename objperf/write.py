@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from objperf.errors import UsageError
+from objperf.errors import ObjperfError, UsageError
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
 from objperf.s3client import Attempt, S3Client, S3Settings
@@ -182,6 +182,7 @@ class Uploader:
         self.deadline = 0.0
         self.stopping = False
         self._put_urls: dict[tuple[str, str], str] = {}
+        self._creating: Upload | None = None  # its CreateMultipartUpload has been sent, no answer read yet
 
     # -- the loop ---------------------------------------------------------------
 
@@ -217,6 +218,24 @@ class Uploader:
         for upload in list(self.open.values()):
             upload.in_flight = 0
             self._abort(upload, failed=not abort)
+        if self._creating is not None:
+            self._abort_unanswered_create(self._creating)
+
+    def _abort_unanswered_create(self, upload: Upload) -> None:
+        """Ctrl-C landed while CreateMultipartUpload was on the wire: the store may have opened an
+        upload whose id never reached us.  Keys are the run's own, so every upload open on this
+        exact key is this run's; abort them rather than leave parts to be billed."""
+        self._creating = None
+        try:
+            found = [upload_id for key, upload_id in self.client.open_uploads(upload.bucket, upload.key)
+                     if key == upload.key]
+        except ObjperfError:
+            found = []
+        if not found:
+            self.cut_objects += 1
+        for upload_id in found:
+            upload.upload_id = upload_id
+            self._abort(upload, failed=False)
 
     # -- internals ----------------------------------------------------------------
 
@@ -279,7 +298,9 @@ class Uploader:
         w = self.workload
         upload = Upload(index, bucket, key, w.object_size, w.parts_per_object)
         if w.multipart:
+            self._creating = upload
             outcome = self.client.attempt("create_multipart_upload", Bucket=bucket, Key=key)
+            self._creating = None
             self.recorder.add(control_row("CREATE_MPU", index, outcome))
             if not outcome.ok:
                 self.failed_objects += 1

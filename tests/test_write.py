@@ -226,6 +226,29 @@ def test_put_to_a_missing_bucket(store):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_ctrl_c_before_an_upload_id_arrives_still_leaves_nothing_open(store, monkeypatch):
+    """Ctrl-C after the store opened an upload but before its answer was read: the id was never
+    learnt, so the run finds the upload by its key and aborts it."""
+    from objperf.s3client import S3Client
+
+    sent = S3Client.attempt
+
+    def interrupted_before_the_answer(self, method, **params):
+        outcome = sent(self, method, **params)
+        if method == "create_multipart_upload":
+            assert store.client.open_uploads(store.bucket), "the store opened the upload"
+            raise KeyboardInterrupt
+        return outcome
+
+    monkeypatch.setattr(S3Client, "attempt", interrupted_before_the_answer)
+    result = write(store, object_size=12 * MIB, part_size=5 * MIB, requests=1)
+    assert result.status == "interrupted"
+    assert list(result.rows["op"].astype(str)) == ["ABORT_MPU"]
+    assert list(result.rows["status"]) == [204]
+    assert result.summary["objects_cut"] == 1 and result.summary["objects_written"] == 0
+    assert no_open_uploads(store)
+
+
 def test_interrupted_put_aborts_its_uploads(store, tmp_path):
     out = tmp_path / "p"
     args = [sys.executable, "-m", "objperf.put", f"s3://{store.bucket}/int/", "--endpoint", store.server.endpoint,
