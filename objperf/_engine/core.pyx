@@ -673,7 +673,7 @@ cdef class Engine:
     def __init__(self, urls, sizes, *, int concurrency=16, int threads=1, int64_t range_size=8 << 20,
                  str sink="ram", bint random_ranges=False, fds=None, int64_t max_requests=-1,
                  int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
-                 str http_version="1.1", bint tls=False, int64_t buffer_size=4 << 20,
+                 str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
                  double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
                  int ring_capacity=1 << 16, int queue_capacity=0, payload=None):
         """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
