@@ -41,6 +41,7 @@ $(STAMP): pyproject.toml setup.py objperf/_engine/core.pyx objperf/_engine/curl.
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,bench]'
+	$(PY) -m compileall -q objperf
 	touch $@
 
 clean:
