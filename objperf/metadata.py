@@ -26,6 +26,19 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def platform_name() -> str:
+    """``platform.platform()``'s text ("Linux-6.1.0-x86_64-with-glibc2.36") without the
+    ``uname -p`` child process it starts to learn the processor: 15 ms of every run's start-up."""
+    if sys.platform != "linux":
+        return platform.platform()
+    system = os.uname()
+    try:
+        libc = (os.confstr("CS_GNU_LIBC_VERSION") or "").replace(" ", "")
+    except (ValueError, OSError):
+        libc = ""
+    return f"{system.sysname}-{system.release}-{system.machine}" + (f"-with-{libc}" if libc else "")
+
+
 def nic_speeds() -> dict[str, int | None]:
     """Link speed in Mb/s per network interface (None where the kernel does not say)."""
     speeds: dict[str, int | None] = {}
@@ -48,7 +61,7 @@ def system_info() -> dict:
         "objperf": __version__,
         **{f"{name}_version": value for name, value in curl_versions().items()},
         "python": sys.version.split()[0],
-        "platform": platform.platform(),
+        "platform": platform_name(),
         "kernel": platform.release(),
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def test_fetch_writes_a_loadable_dataset(store, tmp_path):
     assert manifest["status"] == "complete" and manifest["rows"] == 6
     assert manifest["workload"]["concurrency"] == 3
     assert manifest["system"]["libcurl_version"] and manifest["system"]["cpu_count"] >= 1
+    assert manifest["system"]["platform"] == platform.platform()  # as Python names it, without its cost
     assert manifest["summary"]["requests"] == 6
     assert set(df["key"]) == {"data/odd.bin"} and set(df["bucket"]) == {store.bucket}
     assert_no_secrets(store, proc.stdout, proc.stderr, directory=out)
