@@ -425,7 +425,27 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
                      f"{in_run} "
                      f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
                      f"{ratio(name, 'marginal_gib', cpu_base):>26}")
+    lines += round_ratios(big, base)
     return "\n".join(lines)
+
+
+def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
+    """objperf's Gbps over the reference's, round by round: how far one table can be trusted."""
+    peers = [n for n in big if not n.startswith("objperf") and "nginx" not in n]
+    reference = peers if base == "best peer" else [base]
+    lines = []
+    for name, runs in big.items():
+        if not name.startswith("objperf") or "nginx" in name or not set(reference) <= big.keys():
+            continue
+        ratios = []
+        for i, mine in enumerate(runs):
+            theirs = [big[peer][i] for peer in reference if i < len(big[peer]) and big[peer][i].ok]
+            if mine.ok and theirs:
+                ratios.append(min(m.wall_s for m in theirs) / mine.wall_s)  # same bytes: Gbps ratio
+        if ratios:
+            lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
+                         f"(median {median(ratios):.2f})")
+    return lines
 
 
 if __name__ == "__main__":
