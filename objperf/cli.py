@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from objperf.errors import ObjperfError
+from objperf.errors import ObjperfError, UsageError
 from objperf.sizes import parse_duration, parse_size
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
@@ -174,6 +174,10 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     t.add_argument("--profile", help="credentials profile from ~/.aws")
     t.add_argument("--anonymous", action="store_true", help="send unsigned requests")
     t.add_argument("--addressing", choices=("auto", "path", "virtual"), default="auto", help="bucket addressing style")
+    t.add_argument("--ca-bundle", metavar="FILE",
+                   help="trust the CA certificates in FILE over TLS (default: AWS_CA_BUNDLE, else the "
+                        "profile's ca_bundle, else the system's)")
+    t.add_argument("--no-verify-ssl", action="store_true", help="trust any TLS certificate (self-signed test setups)")
     t.add_argument("--buckets", help="comma-separated buckets to spread over (default: the URL's bucket)")
 
 
@@ -213,7 +217,38 @@ def s3_settings(args):
     from objperf.s3client import S3Settings
 
     return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,
-                      addressing=args.addressing)
+                      addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl)
+
+
+def ca_bundle(args) -> str | None:
+    """The CA bundle botocore would pick: ``--ca-bundle``, else ``AWS_CA_BUNDLE``, else the profile's
+    ``ca_bundle``.  Checked here, so a bad path is one line, not a TLS failure later."""
+    if args.ca_bundle:
+        path, origin = args.ca_bundle, "--ca-bundle"
+    elif os.environ.get("AWS_CA_BUNDLE"):
+        path, origin = os.environ["AWS_CA_BUNDLE"], "AWS_CA_BUNDLE"
+    else:
+        path, origin = profile_setting(args.profile, "ca_bundle"), "the profile's ca_bundle"
+    if not path:
+        return None
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise UsageError(f"{origin} {path}: no readable file there")
+    return os.path.abspath(path)
+
+
+def profile_setting(profile: str | None, name: str) -> str | None:
+    """One setting of a profile in the AWS config file (``AWS_CONFIG_FILE``, else ~/.aws/config)."""
+    import configparser
+
+    config = configparser.RawConfigParser()
+    try:
+        config.read(os.path.expanduser(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")))
+    except configparser.Error:
+        return None  # botocore reports a broken config file when it reads it
+    profile = profile or os.environ.get("AWS_PROFILE") or "default"
+    section = profile if profile == "default" else f"profile {profile}"
+    return config.get(section, name, fallback=None) or None
 
 
 def report(prog: str, result, args, say: Callable[[str], None]) -> int:

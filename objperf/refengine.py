@@ -67,7 +67,7 @@ class RequestsEngine:
 
     def __init__(self, urls, sizes, *, concurrency=16, range_size=8 << 20, sink="ram", random_ranges=False,
                  fds=None, max_requests=-1, max_bytes=-1, verify=False, timeout=300.0, connect_timeout=10.0,
-                 seed=0x9E3779B97F4A7C15, **_curl_only):
+                 seed=0x9E3779B97F4A7C15, ca_file=None, verify_tls=True, **_curl_only):
         self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]
         self.plan = _Plan(sizes, range_size, random_ranges, max_requests, max_bytes, seed)
         self.concurrency = concurrency
@@ -76,6 +76,11 @@ class RequestsEngine:
         self.fds = fds
         self.verify = verify
         self.timeout = (connect_timeout, timeout)
+        self.tls_verify = (ca_file or True) if verify_tls else False
+        if not verify_tls:
+            from objperf.s3client import quiet_insecure_warnings
+
+            quiet_insecure_warnings()
         cap = min(range_size, max(max(sizes), 1))
         self._buffers = [np.empty(cap, dtype=np.uint8) for _ in range(concurrency)] if sink == "ram" else []
         self._rows: list[tuple] = []
@@ -144,7 +149,9 @@ class RequestsEngine:
         remote_ip, remote_port, local_ip, local_port = b"", 0, b"", 0
         ttfb = total = 0.0
         try:
-            resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout)
+            # verify on each request: a session's would lose to REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE.
+            resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout,
+                               verify=self.tls_verify)
             ttfb = time.perf_counter() - t0
             status = resp.status_code
             etag = resp.headers.get("ETag", "").encode()[:48]

@@ -32,12 +32,12 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
     if workload.engine == "requests":
         from objperf.refengine import RequestsEngine
 
-        return RequestsEngine(target.urls, sizes, **common)
+        return RequestsEngine(target.urls, sizes, **target.engine_tls(), **common)
     from objperf._engine.core import Engine
 
     return Engine(target.urls, sizes, threads=workload.threads, ip=workload.ip, connect_to=workload.connect_to,
                   interface=workload.interface, http_version=workload.http_version, tls=target.tls,
-                  buffer_size=workload.buffer_size, **common)
+                  buffer_size=workload.buffer_size, **target.engine_tls(), **common)
 
 
 def _open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int] | None:

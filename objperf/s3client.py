@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from objperf import sigv4
 from objperf.errors import CredentialsError, ObjperfError, TargetError, UsageError
-from objperf.s3light import LightS3, Unreachable
+from objperf.s3light import TLS_HINT, UNTRUSTED, LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
@@ -56,11 +56,34 @@ class S3Settings:
     anonymous: bool = False
     addressing: str = "auto"  # auto | path | virtual
     credentials: tuple[str, str] | None = None
+    ca_bundle: str | None = None  # over TLS: trust these CA certificates instead of the system's
+    verify_tls: bool = True  # False: trust any certificate (--no-verify-ssl)
 
     def describe(self) -> dict:
         """The settings that may go into a manifest: never credentials."""
         return {"endpoint": self.endpoint, "region": self.region, "profile": self.profile,
-                "anonymous": self.anonymous, "addressing": self.addressing}
+                "anonymous": self.anonymous, "addressing": self.addressing, **self.describe_tls()}
+
+    def describe_tls(self) -> dict:
+        return {"ca_bundle": self.ca_bundle, "verify_tls": self.verify_tls}
+
+    def engine_tls(self) -> dict:
+        """The engine's keywords for the same trust as the control plane's."""
+        return {"ca_file": self.ca_bundle, "verify_tls": self.verify_tls}
+
+    def requests_verify(self) -> bool | str:
+        """``verify=`` for botocore and requests."""
+        if not self.verify_tls:
+            quiet_insecure_warnings()
+            return False
+        return self.ca_bundle or True
+
+
+def quiet_insecure_warnings() -> None:
+    """--no-verify-ssl was asked for once; urllib3 would warn on every request."""
+    import urllib3
+
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
 
 class S3Client:
@@ -105,8 +128,9 @@ class S3Client:
             if settings.credentials:
                 kwargs = {"aws_access_key_id": settings.credentials[0],
                           "aws_secret_access_key": settings.credentials[1]}
+            verify = settings.requests_verify()
             return session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
-                                         config=config, **kwargs)
+                                         config=config, verify=None if verify is True else verify, **kwargs)
         except ProfileNotFound:
             raise CredentialsError(
                 f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
@@ -125,6 +149,7 @@ class S3Client:
             EndpointConnectionError,
             NoCredentialsError,
             ReadTimeoutError,
+            SSLError,
         )
 
         try:
@@ -133,6 +158,9 @@ class S3Client:
             raise CredentialsError(
                 "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
             ) from None
+        except SSLError as exc:
+            reason = UNTRUSTED if "CERTIFICATE_VERIFY_FAILED" in str(exc) else "TLS handshake failed"
+            raise self._unreachable(what, reason, timed_out=False) from None
         except (EndpointConnectionError, ConnectTimeoutError) as exc:
             raise self._unreachable(what, type(exc).__name__, timed_out=False) from None
         except ReadTimeoutError:
@@ -246,6 +274,8 @@ class S3Client:
     def _unreachable(self, what: str, reason: str, *, timed_out: bool) -> TargetError:
         if timed_out:
             return TargetError(f"endpoint {self.endpoint} did not answer {what} in time")
+        if reason.startswith(UNTRUSTED):
+            return TargetError(f"endpoint {self.endpoint}: {reason}; {TLS_HINT}")
         return TargetError(f"cannot reach endpoint {self.endpoint} ({reason})")
 
     def _refused(self, what: str, code: str, status: int | None) -> ObjperfError:

@@ -30,6 +30,8 @@ from objperf import sigv4
 
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0  # as botocore is configured: completing a large upload can take a while
+UNTRUSTED = "TLS certificate not trusted"  # how a failed certificate check begins its reason
+TLS_HINT = "give its CA with --ca-bundle (or AWS_CA_BUNDLE), or pass --no-verify-ssl"
 DEFAULT_REGION = "us-east-1"
 
 
@@ -80,10 +82,12 @@ def known_region(region: str | None, environ: Mapping[str, str]) -> str | None:
 class LightS3:
     """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; requests over http.client."""
 
-    def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None):
+    def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None, *, ca_bundle: str | None = None,
+                 verify_tls: bool = True):
         self.endpoint = endpoint.rstrip("/")
         self.region = region
         self.keys = keys  # None: anonymous, nothing is signed
+        self.ca_bundle, self.verify_tls = ca_bundle, verify_tls
         parts = urlsplit(self.endpoint)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
         self._lock = threading.Lock()
@@ -116,7 +120,7 @@ class LightS3:
             keys = env_keys(environ)
             if keys is None:
                 return None
-        return cls(settings.endpoint, region, keys)
+        return cls(settings.endpoint, region, keys, ca_bundle=settings.ca_bundle, verify_tls=settings.verify_tls)
 
     def url(self, bucket: str, key: str = "") -> str:
         """The unsigned path-style URL of a bucket or an object, encoded as botocore encodes it."""
@@ -162,9 +166,8 @@ class LightS3:
             return connection
         self._drop_connection()  # never used, or closed by the server while idle
         if self._scheme == "https":
-            cafile = os.environ.get("AWS_CA_BUNDLE") or None
             connection = http.client.HTTPSConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S,
-                                                     context=ssl.create_default_context(cafile=cafile))
+                                                     context=self._tls_context())
         else:
             connection = http.client.HTTPConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S)
         try:
@@ -175,6 +178,14 @@ class LightS3:
         connection.sock.settimeout(READ_TIMEOUT_S)
         self._connection[0] = connection
         return connection
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """The trust botocore would use: the CA bundle given (or AWS_CA_BUNDLE), else the system's."""
+        context = ssl.create_default_context(cafile=self.ca_bundle or os.environ.get("AWS_CA_BUNDLE") or None)
+        if not self.verify_tls:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
 
     def _drop_connection(self) -> None:
         _close_connection(self._connection)
@@ -192,4 +203,6 @@ def _readable(sock) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"{UNTRUSTED}: {exc.verify_message}"
     return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__

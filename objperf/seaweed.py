@@ -61,18 +61,21 @@ class LocalSeaweed:
     """Start with ``with LocalSeaweed() as server:``; ``server.settings()`` is how to reach it.
 
     ``ipv6=True`` adds a second S3 gateway on ``[::1]`` (it answers on 127.0.0.1 too),
-    for runs that compare address families.
+    for runs that compare address families.  ``tls=(cert, key, ca)`` (PEM files) adds one
+    that speaks HTTPS on 127.0.0.1 with that certificate, ``ca`` being what signed it.
     """
 
-    def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False, log: str | Path | None = None):
+    def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False,
+                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None):
         self._own_dir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="objperf-seaweed-"))
         self.ipv6 = ipv6
+        self.tls = tls
         self.access_key = "objperf" + secrets.token_hex(6)
         self.secret_key = secrets.token_hex(20)
         self.log_path = Path(log) if log else self.workdir / "weed.log"
         self._procs: list[subprocess.Popen] = []
-        self.s3_port = self.s3_port6 = self.filer_port = self.master_port = 0
+        self.s3_port = self.s3_port6 = self.s3_port_tls = self.filer_port = self.master_port = 0
 
     # -- lifecycle --------------------------------------------------------
 
@@ -108,6 +111,14 @@ class LocalSeaweed:
                      "-port.iceberg=0", "-port.lance=0"]
             self._spawn(args6, env)
             self._wait_ready(f"http://[::1]:{self.s3_port6}/")
+        if self.tls:
+            cert, key, ca = self.tls
+            self.s3_port_tls = free_port(avoid=used)
+            args_tls = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=127.0.0.1",
+                        f"-port={self.s3_port_tls}", f"-port.grpc={self.s3_port_tls + 10000}",
+                        "-port.iceberg=0", "-port.lance=0", f"-cert.file={cert}", f"-key.file={key}"]
+            self._spawn(args_tls, env)
+            self._wait_ready(f"https://127.0.0.1:{self.s3_port_tls}/", ca=ca)
         return self
 
     def _spawn(self, args: list[str], env: dict) -> None:
@@ -121,17 +132,17 @@ class LocalSeaweed:
             log.close()
         self._procs.append(proc)
 
-    def _wait_ready(self, url: str) -> None:
+    def _wait_ready(self, url: str, *, ca: str | None = None) -> None:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             if any(p.poll() is not None for p in self._procs):
                 raise ExitedDuringStartup("SeaweedFS exited during start-up")
             try:
-                if requests.get(url, timeout=2).status_code in (200, 403):
+                if requests.get(url, timeout=2, verify=ca or True).status_code in (200, 403):
                     # The gateway answers before the filer behind it is ready; a signed
                     # bucket listing proves the whole chain is up.
                     settings = S3Settings(endpoint=url.rstrip("/"), region="us-east-1", addressing="path",
-                                          credentials=(self.access_key, self.secret_key))
+                                          credentials=(self.access_key, self.secret_key), ca_bundle=ca)
                     S3Client(settings).list_buckets()
                     return
             except (requests.RequestException, ObjperfError):
@@ -203,6 +214,14 @@ class LocalSeaweed:
             raise ServerError("this server was started without ipv6=True")
         return f"http://[::1]:{self.s3_port6}"
 
-    def settings(self, *, ipv6: bool = False) -> S3Settings:
-        return S3Settings(endpoint=self.endpoint6 if ipv6 else self.endpoint, region="us-east-1", addressing="path",
-                          credentials=(self.access_key, self.secret_key))
+    @property
+    def endpoint_tls(self) -> str:
+        if not self.s3_port_tls:
+            raise ServerError("this server was started without tls=")
+        return f"https://127.0.0.1:{self.s3_port_tls}"
+
+    def settings(self, *, ipv6: bool = False, tls: bool = False) -> S3Settings:
+        """How to reach one of the gateways; over TLS trusting the CA that signed its certificate."""
+        endpoint = self.endpoint_tls if tls else self.endpoint6 if ipv6 else self.endpoint
+        return S3Settings(endpoint=endpoint, region="us-east-1", addressing="path",
+                          credentials=(self.access_key, self.secret_key), ca_bundle=self.tls[2] if tls else None)

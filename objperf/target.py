@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from objperf.errors import TargetError, UsageError
 from objperf.s3client import S3Client, S3Settings
+from objperf.s3light import TLS_HINT
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,12 @@ class ResolvedTarget:
         info = {"kind": self.kind, "endpoint": self.endpoint,
                 "objects": [{"bucket": o.bucket, "key": o.key, "size": o.size} for o in self.objects]}
         if self.settings is not None:
-            info.update({k: v for k, v in self.settings.describe().items() if k != "endpoint"})
+            described = self.settings.describe() if self.kind == "s3" else self.settings.describe_tls()
+            info.update({k: v for k, v in described.items() if k != "endpoint"})
         return info
+
+    def engine_tls(self) -> dict:
+        return self.settings.engine_tls() if self.settings is not None else {}
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -58,7 +63,7 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
     if scheme in ("http", "https"):
         if keys or buckets:
             raise UsageError("--keys and --buckets apply to s3:// URLs only")
-        return _resolve_http(url)
+        return _resolve_http(url, settings)
     url_bucket, key = split_s3_url(url)
     client = S3Client(settings)
     if isinstance(keys, list) and key and not key.endswith("/"):
@@ -82,26 +87,29 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
     return ResolvedTarget("s3", objects, client.endpoint, settings, urls)
 
 
-def _resolve_http(url: str) -> ResolvedTarget:
+def _resolve_http(url: str, settings: S3Settings) -> ResolvedTarget:
     parts = urlsplit(url)
     safe = f"{parts.scheme}://{parts.netloc}{parts.path}"  # never echo a query: it may hold a signature
     if not parts.netloc:
         raise UsageError(f"bad URL {safe!r}: no host")
-    size = _http_size(url, safe)
+    size = _http_size(url, safe, settings.requests_verify())
     obj = ObjectRef("", parts.path.lstrip("/"), size)
-    return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", None, [url])
+    return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", settings, [url])
 
 
-def _http_size(url: str, safe: str) -> int:
+def _http_size(url: str, safe: str, verify: bool | str) -> int:
     """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET
     (a presigned GET URL cannot be HEADed)."""
     import requests
 
     try:
-        head = requests.head(url, timeout=10, allow_redirects=False)
+        head = requests.head(url, timeout=10, allow_redirects=False, verify=verify)
         if head.status_code == 200 and "Content-Length" in head.headers:
             return int(head.headers["Content-Length"])
-        probe = requests.get(url, headers={"Range": "bytes=0-0"}, timeout=10, allow_redirects=False)
+        probe = requests.get(url, headers={"Range": "bytes=0-0"}, timeout=10, allow_redirects=False,
+                             verify=verify)
+    except requests.exceptions.SSLError:
+        raise TargetError(f"{safe}: TLS handshake failed (is the certificate trusted?); {TLS_HINT}") from None
     except requests.RequestException as exc:
         raise TargetError(f"cannot reach {safe} ({type(exc).__name__})") from None
     total = probe.headers.get("Content-Range", "").rpartition("/")[2]

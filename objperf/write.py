@@ -172,7 +172,8 @@ class Uploader:
                              sink="discard", ip=workload.ip, connect_to=workload.connect_to,
                              interface=workload.interface, http_version=workload.http_version,
                              tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
-                             timeout=workload.timeout, connect_timeout=workload.connect_timeout)
+                             timeout=workload.timeout, connect_timeout=workload.connect_timeout,
+                             **client.settings.engine_tls())
         self.open: dict[int, Upload] = {}
         self.unfinished_jobs = 0
         self.objects_started = 0

@@ -1,5 +1,6 @@
 """Every test talks to one real SeaweedFS that this session starts on loopback
-(127.0.0.1 and ::1), seeded with objects whose bytes the tests can regenerate."""
+(127.0.0.1 and ::1, plain and over TLS with a certificate from a throwaway CA),
+seeded with objects whose bytes the tests can regenerate."""
 
 from __future__ import annotations
 
@@ -47,9 +48,23 @@ class Store:
                 "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
+def throwaway_ca(where) -> tuple[str, str, str]:
+    """(certificate, key, CA) PEM files for 127.0.0.1, signed by a CA made for this session."""
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    paths = tuple(str(where / name) for name in ("cert.pem", "key.pem", "ca.pem"))
+    cert.cert_chain_pems[0].write_to_path(paths[0])
+    cert.private_key_pem.write_to_path(paths[1])
+    ca.cert_pem.write_to_path(paths[2])
+    return paths
+
+
 @pytest.fixture(scope="session")
 def store(tmp_path_factory):
-    server = LocalSeaweed(tmp_path_factory.mktemp("seaweed"), ipv6=True)
+    tls = throwaway_ca(tmp_path_factory.mktemp("tls"))
+    server = LocalSeaweed(tmp_path_factory.mktemp("seaweed"), ipv6=True, tls=tls)
     server.start()
     try:
         client = S3Client(server.settings())

@@ -675,10 +675,12 @@ cdef class Engine:
                  int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
                  str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
                  double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
-                 int ring_capacity=1 << 16, int queue_capacity=0, payload=None):
+                 int ring_capacity=1 << 16, int queue_capacity=0, payload=None, ca_file=None,
+                 bint verify_tls=True):
         """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
         Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
-        send slices of ``payload`` (a C-contiguous uint8 array)."""
+        send slices of ``payload`` (a C-contiguous uint8 array).  Over TLS, ``ca_file`` replaces the
+        system's CA certificates; ``verify_tls=False`` trusts any certificate."""
         cdef int i, k, nkeys = len(urls)
         cdef Slot *s
         cdef ThreadState *ts
@@ -783,6 +785,7 @@ cdef class Engine:
                 s.buf = <char *>cnp.PyArray_DATA(arr)
                 s.cap = slot_cap
             self._configure_easy(s, ip, interface, http_version, tls, buffer_size, timeout, connect_timeout)
+            self._configure_tls(s.easy, ca_file, verify_tls)
 
     cdef _setup_queue(self, int capacity, payload):
         cdef Shared *sh = &self.shared
@@ -941,6 +944,15 @@ cdef class Engine:
         else:
             raise ValueError("http_version must be '1.1' or '2'")
         check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
+
+    cdef _configure_tls(self, CURL *e, ca_file, bint verify_tls):
+        if not verify_tls:
+            check_easy(curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, <long>0), "CURLOPT_SSL_VERIFYPEER")
+            check_easy(curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, <long>0), "CURLOPT_SSL_VERIFYHOST")
+        elif ca_file:
+            path = os.fsencode(ca_file)
+            self._keep.append(path)
+            check_easy(curl_easy_setopt(e, CURLOPT_CAINFO, <char *>path), "CURLOPT_CAINFO")
 
     def __dealloc__(self):
         cdef int i

@@ -46,6 +46,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLOPT_TCP_NODELAY
         CURLOPT_SSL_VERIFYPEER
         CURLOPT_SSL_VERIFYHOST
+        CURLOPT_CAINFO
         CURLOPT_PIPEWAIT
         CURLOPT_ACCEPT_ENCODING
 

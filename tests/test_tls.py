@@ -1,0 +1,95 @@
+"""Over TLS: the engines and the control plane trust the same CA bundle, and an untrusted
+certificate is one clear line (the session's SeaweedFS has an HTTPS gateway whose
+certificate a throwaway CA signed)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_write import no_open_uploads
+
+from conftest import RANGE, run_cli
+from objperf.run import run_read
+from objperf.s3client import S3Client
+from objperf.target import resolve_read_target
+from objperf.workload import ReadWorkload
+
+KEY = "data/odd.bin"
+
+
+@pytest.mark.parametrize("engine", ["curl", "requests"])
+def test_ranges_read_over_tls_land_the_objects_bytes(store, engine):
+    target = resolve_read_target(f"s3://{store.bucket}/{KEY}", store.server.settings(tls=True))
+    assert target.urls[0].startswith("https://127.0.0.1:")
+    workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, engine=engine)
+    result = run_read(target, workload, keep_slot_buffers=True)
+    rows = result.rows
+    assert (rows["status"] == 206).all() and (rows["curl_code"] == 0).all()
+    assert rows["bytes"].sum() == store.objects[KEY]
+    if engine == "curl":
+        assert (rows.loc[rows["new_conn"] == 1, "tls_s"] > 0).all()  # a handshake on every new connection
+    data = store.expected(KEY)
+    last = rows.sort_values("t_start").groupby("slot").tail(1)
+    for slot, offset, length in zip(last["slot"], last["offset"], last["length"]):
+        assert np.array_equal(result.slot_buffers[slot][:length], data[offset:offset + length])
+    assert result.manifest["target"]["ca_bundle"] == store.server.tls[2]
+
+
+def tls_args(store, *extra: str) -> list[str]:
+    return [f"s3://{store.bucket}/{KEY}", "--endpoint", store.server.endpoint_tls, "-c", "2",
+            "--range-size", "1MiB", "--json", *extra]
+
+
+def test_the_ca_bundle_is_found_where_botocore_finds_it(store, tmp_path):
+    ca = store.server.tls[2]
+    config = tmp_path / "config"
+    config.write_text(f"[profile lab]\nregion = us-east-1\nca_bundle = {ca}\naws_access_key_id = "
+                      f"{store.server.access_key}\naws_secret_access_key = {store.server.secret_key}\n")
+    no_env_bundle = {k: v for k, v in store.env().items() if k != "AWS_CA_BUNDLE"}
+    for env, extra in ((store.env(), ("--ca-bundle", ca)),
+                       ({**store.env(), "AWS_CA_BUNDLE": ca}, ()),
+                       ({**no_env_bundle, "AWS_CONFIG_FILE": str(config)}, ("--profile", "lab"))):
+        done = run_cli("objperf.fetch", *tls_args(store, *extra), env=env)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["bytes"] == store.objects[KEY] and summary["status_counts"] == {"206": 6}
+
+
+def test_an_untrusted_certificate_is_one_line_that_names_the_cure(store):
+    done = run_cli("objperf.fetch", *tls_args(store), env=store.env())
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "TLS certificate not trusted" in done.stderr and "--ca-bundle" in done.stderr
+
+
+def test_no_verify_ssl_trusts_any_certificate_quietly(store):
+    done = run_cli("objperf.fetch", *tls_args(store, "--no-verify-ssl"), env=store.env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["bytes"] == store.objects[KEY]
+    assert "Warning" not in done.stderr
+
+
+def test_a_missing_ca_bundle_is_one_line(store, tmp_path):
+    done = run_cli("objperf.fetch", *tls_args(store, "--ca-bundle", str(tmp_path / "nope.pem")), env=store.env())
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"objperf.fetch: error: --ca-bundle {tmp_path / 'nope.pem'}: no readable file there"
+
+
+def test_a_presigned_https_url_is_read_with_the_ca_bundle(store):
+    url = S3Client(store.server.settings(tls=True)).presign(store.bucket, KEY)
+    done = run_cli("objperf.fetch", url, "-c", "2", "--range-size", "1MiB", "--json",
+                   "--ca-bundle", store.server.tls[2], env=store.env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["bytes"] == store.objects[KEY]
+
+
+def test_uploads_over_tls_read_back_verified(store):
+    done = run_cli("objperf.put", f"s3://{store.bucket}/tls/", "--endpoint", store.server.endpoint_tls,
+                   "--ca-bundle", store.server.tls[2], "--object-size", "12MiB", "--part-size", "5MiB",
+                   "-c", "2", "--requests", "1", "--verify", "--cleanup", "--json", env=store.env())
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["verified"].startswith("ok: 1 objects") and summary["objects_written"] == 1
+    assert no_open_uploads(store)
