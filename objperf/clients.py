@@ -36,8 +36,14 @@ elg = io.EventLoopGroup()
 bootstrap = io.ClientBootstrap(elg, io.DefaultHostResolver(elg))
 creds = auth.AwsCredentialsProvider.new_default_chain(bootstrap)
 tls = s3.S3RequestTlsMode.DISABLED if parts.scheme == "http" else s3.S3RequestTlsMode.ENABLED
+trust = None
+if parts.scheme == "https" and os.environ.get("AWS_CA_BUNDLE"):  # as the other AWS SDKs do
+    options = io.TlsContextOptions()
+    options.override_default_trust_store_from_path(None, os.environ["AWS_CA_BUNDLE"])
+    trust = io.ClientTlsContext(options).new_connection_options()
 client = s3.S3Client(bootstrap=bootstrap, region=region, credential_provider=creds, tls_mode=tls,
-                     part_size=int(part), throughput_target_gbps=10.0, max_active_connections_override=int(concurrency))
+                     tls_connection_options=trust, part_size=int(part), throughput_target_gbps=10.0,
+                     max_active_connections_override=int(concurrency))
 host = parts.netloc
 if op == "get":
     request = http.HttpRequest("GET", f"/{bucket}/{key}", http.HttpHeaders([("Host", host)]))

@@ -48,31 +48,35 @@ class Target:
     region: str = "us-east-1"
     profile: str | None = None
     credentials: tuple[str, str] | None = None
+    ca_bundle: str | None = None  # over TLS: the CAs every client is to trust
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        """``NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] [region=R]``."""
+        """``NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] [region=R] [ca_bundle=FILE]``."""
         from objperf.target import split_s3_url
 
         words = shlex.split(text)
         if len(words) < 2:
             raise UsageError(f"bad --target {text!r}: want 'NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] "
-                             f"[region=R]'")
+                             f"[region=R] [ca_bundle=FILE]'")
         bucket, prefix = split_s3_url(words[1])
         options = dict(word.split("=", 1) for word in words[2:] if "=" in word)
-        unknown = set(options) - {"endpoint", "profile", "region"}
+        unknown = set(options) - {"endpoint", "profile", "region", "ca_bundle"}
         if unknown or len(options) != len(words) - 2:
-            raise UsageError(f"bad --target {text!r}: options are endpoint=, profile=, region=")
+            raise UsageError(f"bad --target {text!r}: options are endpoint=, profile=, region=, ca_bundle=")
+        ca_bundle = options.get("ca_bundle")
+        if ca_bundle is not None and not os.path.isfile(ca_bundle):
+            raise UsageError(f"bad --target {text!r}: ca_bundle {ca_bundle}: no such file")
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         return cls(words[0], bucket, prefix, options.get("endpoint"), options.get("region", "us-east-1"),
-                   options.get("profile"))
+                   options.get("profile"), ca_bundle=os.path.abspath(ca_bundle) if ca_bundle else None)
 
     def settings(self):
         from objperf.s3client import S3Settings
 
         return S3Settings(endpoint=self.endpoint, region=self.region, profile=self.profile, addressing="path",
-                          credentials=self.credentials)
+                          credentials=self.credentials, ca_bundle=self.ca_bundle)
 
     def env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")}
@@ -81,6 +85,8 @@ class Target:
             env["AWS_PROFILE"] = self.profile
         if self.credentials:
             env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = self.credentials
+        if self.ca_bundle:  # where each client looks: AWS SDKs and objperf, then the curl tool
+            env["AWS_CA_BUNDLE"] = env["CURL_CA_BUNDLE"] = self.ca_bundle
         return env
 
 
@@ -286,7 +292,9 @@ def build_parser() -> OneLineParser:
       --target "R2 s3://r2-test/test/ profile=r2-test region=auto endpoint=https://ACCOUNT.r2.cloudflarestorage.com"
 """)
     p.add_argument("--target", action="append", default=[], metavar="'NAME s3://BUCKET/PREFIX/ [endpoint=URL] "
-                   "[profile=P] [region=R]'", help="a store to compare on (repeatable; default: the embedded one)")
+                   "[profile=P] [region=R] [ca_bundle=FILE]'",
+                   help="a store to compare on (repeatable; default: the embedded one); ca_bundle: the CAs every "
+                        "client trusts over TLS")
     p.add_argument("--clients", default=",".join(CLIENTS), help=f"which clients (default: {','.join(CLIENTS)})")
     p.add_argument("--size", type=size_arg, default=100 << 20, help="object size (default 100MiB)")
     p.add_argument("--repeat", type=positive_int, default=5, help="rounds (default 5)")

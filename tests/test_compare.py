@@ -32,6 +32,16 @@ def test_every_available_client_downloads_and_uploads_verified_bytes(store, tmp_
     assert not store.client.list_keys(store.bucket, "compare-local/")  # it cleans up after itself
 
 
+def test_every_client_trusts_the_targets_ca_bundle_over_tls(store):
+    tls = Target("tls", store.bucket, "compare-tls/", store.server.endpoint_tls, "us-east-1", None,
+                 (store.server.access_key, store.server.secret_key), ca_bundle=store.server.tls[2])
+    names = available(list(CLIENTS), print)
+    runs = run_compare([tls], names, size=6 * MIB, repeat=1, out=None, say=print)
+    failed = runs[~runs["ok"]]
+    assert failed.empty, failed[["client", "operation", "detail"]].to_string()
+    assert len(runs) == len(names) * 2 and runs["verified"].all()
+
+
 def test_table_has_a_row_per_client_operation_and_run_and_right_means(store):
     from objperf.analysis import client_means, timing_table
 
@@ -63,3 +73,5 @@ def test_compare_cli_bad_input():
     assert proc.returncode == 2 and "unknown client" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     proc = run_cli("objperf.compare", "--target", "only-a-name")
     assert proc.returncode == 2 and "bad --target" in proc.stderr
+    proc = run_cli("objperf.compare", "--target", "lab s3://b/p/ ca_bundle=/nonexistent.pem")
+    assert proc.returncode == 2 and "ca_bundle /nonexistent.pem: no such file" in proc.stderr
