@@ -3,13 +3,15 @@
 Everything here goes through botocore (the standard AWS credential chain and
 SigV4), except what a run itself needs in the common case — HEAD, presigned
 URLs, a write run's multipart calls — which ``objperf.s3light`` does without
-importing botocore at all.  The data plane — the load itself — never signs anything: it is handed
-presigned URLs, which are made once per key and never written anywhere.
+importing botocore at all.  The data plane — the load itself — never signs
+anything: it is handed presigned URLs, which are made once per key and never
+written anywhere.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -67,16 +69,22 @@ class S3Settings:
     def describe_tls(self) -> dict:
         return {"ca_bundle": self.ca_bundle, "verify_tls": self.verify_tls}
 
+    @property
+    def trusted_cas(self) -> str | None:
+        """The CA bundle every connection trusts: ``ca_bundle``, else ``AWS_CA_BUNDLE``, else None (the
+        system's).  The one place this is decided, so the engine and the control plane never disagree."""
+        return self.ca_bundle or os.environ.get("AWS_CA_BUNDLE") or None
+
     def engine_tls(self) -> dict:
         """The engine's keywords for the same trust as the control plane's."""
-        return {"ca_file": self.ca_bundle, "verify_tls": self.verify_tls}
+        return {"ca_file": self.trusted_cas, "verify_tls": self.verify_tls}
 
     def requests_verify(self) -> bool | str:
         """``verify=`` for botocore and requests."""
         if not self.verify_tls:
             quiet_insecure_warnings()
             return False
-        return self.ca_bundle or True
+        return self.trusted_cas or True
 
 
 def quiet_insecure_warnings() -> None:

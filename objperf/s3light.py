@@ -5,10 +5,10 @@ UploadPart URLs, and a write run's Create/Complete/AbortMultipartUpload.  When
 the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
-at all, the region given, no proxy — this module does them with the standard library, and
-a command starts about 0.4 s sooner.  Anything else (profiles, AWS's own
-endpoints, virtual hosts, config files, listing, bucket set-up, verification)
-goes through botocore, as before.
+at all, the region given, no proxy — this module does them with the standard
+library, and a command starts about 0.4 s sooner.  Anything else (profiles,
+AWS's own endpoints, virtual hosts, config files, listing, bucket set-up,
+verification) goes through botocore, as before.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class LightS3:
             keys = env_keys(environ)
             if keys is None:
                 return None
-        return cls(settings.endpoint, region, keys, ca_bundle=settings.ca_bundle, verify_tls=settings.verify_tls)
+        return cls(settings.endpoint, region, keys, ca_bundle=settings.trusted_cas, verify_tls=settings.verify_tls)
 
     def url(self, bucket: str, key: str = "") -> str:
         """The unsigned path-style URL of a bucket or an object, encoded as botocore encodes it."""
@@ -180,8 +180,8 @@ class LightS3:
         return connection
 
     def _tls_context(self) -> ssl.SSLContext:
-        """The trust botocore would use: the CA bundle given (or AWS_CA_BUNDLE), else the system's."""
-        context = ssl.create_default_context(cafile=self.ca_bundle or os.environ.get("AWS_CA_BUNDLE") or None)
+        """The trust botocore would use: the CA bundle given, else the system's."""
+        context = ssl.create_default_context(cafile=self.ca_bundle)
         if not self.verify_tls:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
