@@ -20,6 +20,7 @@ import numpy as np
 import requests
 
 from objperf._engine.core import ENGINE_COLUMNS
+from objperf.fdlimit import ensure_open_files
 
 _CODE = re.compile(rb"<Code>([^<]{1,32})</Code>")
 _CHUNK = 1 << 20
@@ -68,6 +69,7 @@ class RequestsEngine:
     def __init__(self, urls, sizes, *, concurrency=16, range_size=8 << 20, sink="ram", random_ranges=False,
                  fds=None, max_requests=-1, max_bytes=-1, verify=False, timeout=300.0, connect_timeout=10.0,
                  seed=0x9E3779B97F4A7C15, ca_file=None, verify_tls=True, **_curl_only):
+        ensure_open_files(concurrency)  # a thread, and a connection, per slot
         self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]
         self.plan = _Plan(sizes, range_size, random_ranges, max_requests, max_bytes, seed)
         self.concurrency = concurrency

@@ -80,6 +80,7 @@ def test_json_summary(store):
     (["--sink", "disk"], "invalid choice"),
     (["--buffer-size", "64MiB"], "buffer size"),
     (["--sink", "file"], "--sink-dir"),
+    (["--concurrency", "3000000"], "more than this kernel allows a process"),
 ])
 def test_bad_flags_give_one_line(store, args, message):
     proc = fetch(store, f"s3://{store.bucket}/data/small.bin", *args)
@@ -128,6 +129,36 @@ def test_unknown_profile(store):
 def test_no_credentials(store):
     env = {k: v for k, v in store.env().items() if not k.startswith("AWS_ACCESS") and not k.startswith("AWS_SECRET")}
     one_line_failure(fetch(store, f"s3://{store.bucket}/data/small.bin", env=env), "no credentials found")
+
+
+def fetch_under_open_file_limit(store, soft: int, hard: int, *args: str, may_raise_hard: bool = True):
+    """A fetch in a shell whose ``ulimit -n`` is soft/hard; as root, one that also cannot raise the
+    hard limit (as any other user cannot)."""
+    import resource
+    import shutil
+
+    prefix = []
+    if not may_raise_hard and os.geteuid() == 0:
+        prefix = [shutil.which("setpriv"), "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource"]
+    return subprocess.run([*prefix, sys.executable, "-m", FETCH, f"s3://{store.bucket}/data/small.bin", *args,
+                           "--endpoint", store.server.endpoint, "--addressing", "path"],
+                          capture_output=True, text=True, env=store.env(), timeout=120, stdin=subprocess.DEVNULL,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard)))
+
+
+def test_concurrency_above_the_soft_open_file_limit_still_connects(store):
+    import json
+
+    proc = fetch_under_open_file_limit(store, 48, 4096, "-c", "96", "-n", "192", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["status_counts"] == {"206": 192} and summary["curl_error_counts"] == {}
+
+
+def test_concurrency_above_the_hard_open_file_limit_is_one_line(store):
+    proc = fetch_under_open_file_limit(store, 48, 48, "-c", "96", may_raise_hard=False)
+    one_line_failure(proc, "concurrency 96 needs about")
+    assert "ulimit -Hn" in proc.stderr
 
 
 def test_out_dir_already_holding_a_dataset(store, tmp_path):

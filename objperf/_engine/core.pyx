@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from objperf._engine.curl cimport *
+from objperf.fdlimit import ensure_open_files
 
 cnp.import_array()
 curl_global_init(CURL_GLOBAL_DEFAULT)
@@ -700,6 +701,8 @@ cdef class Engine:
             raise ValueError("ip must be 'any', '4' or '6'")
         if sink == "file" and (fds is None or len(fds) != nkeys):
             raise ValueError("the file sink needs one open file descriptor per key")
+        # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
+        ensure_open_files(concurrency, extra=8 * min(threads, concurrency))
         self._keep = []
         self._rings = []
         self._buffers = []

@@ -1,0 +1,58 @@
+"""Open-file headroom for a run.
+
+Every slot holds a socket, and a shell's soft limit on open files (``ulimit -n``,
+1024 on most Linux systems) is below the concurrency a ceiling study asks for.
+Past it socket() fails, libcurl reports "Couldn't connect to server", and the
+user blames the store.  So an engine raises the soft limit to the hard one
+before it opens anything, as Go's runtime does for every Go program (s5cmd and
+warp among them); root may raise the hard limit too.  Where even that is not
+enough, the run stops before sending a request, with one line that says why."""
+
+from __future__ import annotations
+
+import os
+import resource
+
+from objperf.errors import UsageError
+
+# Beyond one socket per slot: epoll sets and eventfds, libcurl's idle connections, the
+# dataset's files, the server a run may start, and what imported modules hold open.
+RESERVE = 64
+
+
+def open_files_in_use() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return RESERVE
+
+
+def kernel_ceiling() -> int:
+    """The most open files the kernel lets any process have (fs.nr_open)."""
+    try:
+        return int(open("/proc/sys/fs/nr_open").read())
+    except (OSError, ValueError):
+        return 1 << 20
+
+
+def ensure_open_files(concurrency: int, extra: int = 0) -> int:
+    """Make room for a socket per slot (and ``extra`` more files) in this process; returns the
+    soft limit now in force.  Raises UsageError when the process may not open that many."""
+    need = open_files_in_use() + concurrency + extra + RESERVE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return soft
+    if hard == resource.RLIM_INFINITY or need <= hard:
+        raised = need if hard == resource.RLIM_INFINITY else hard
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+        return raised
+    wanted = f"concurrency {concurrency:,} needs about {need:,} open files"
+    if need > kernel_ceiling():
+        raise UsageError(f"{wanted}, more than this kernel allows a process (fs.nr_open = {kernel_ceiling():,}); "
+                         "lower --concurrency")
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, need))  # root may raise the hard limit
+    except (ValueError, OSError):
+        raise UsageError(f"{wanted}, and this process may open {hard:,} (ulimit -Hn); lower --concurrency, "
+                         f"or raise the limit (ulimit -n {need} as root)") from None
+    return need
