@@ -20,7 +20,7 @@ import numpy as np
 import requests
 
 from objperf._engine.core import ENGINE_COLUMNS
-from objperf.fdlimit import ensure_open_files
+from objperf.limits import ensure_memory, ensure_open_files
 
 _CODE = re.compile(rb"<Code>([^<]{1,32})</Code>")
 _CHUNK = 1 << 20
@@ -84,6 +84,8 @@ class RequestsEngine:
 
             quiet_insecure_warnings()
         cap = min(range_size, max(max(sizes), 1))
+        if sink == "ram":
+            ensure_memory(concurrency, cap)
         self._buffers = [np.empty(cap, dtype=np.uint8) for _ in range(concurrency)] if sink == "ram" else []
         self._rows: list[tuple] = []
         self._rows_lock = threading.Lock()

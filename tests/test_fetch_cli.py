@@ -161,6 +161,14 @@ def test_concurrency_above_the_hard_open_file_limit_is_one_line(store):
     assert "ulimit -Hn" in proc.stderr
 
 
+def test_ram_sink_larger_than_memory_is_one_line(store):
+    total = int(Path("/proc/meminfo").read_text().split("MemTotal:")[1].split()[0]) * 1024
+    slots = 2 * total // store.objects["data/odd.bin"] + 1  # each slot holds the whole object: one range
+    proc = fetch(store, f"s3://{store.bucket}/data/odd.bin", "--range-size", "64MiB", "-c", str(slots))
+    one_line_failure(proc, "the RAM sink needs")
+    assert f"{slots:,} slots" in proc.stderr and "--sink discard" in proc.stderr
+
+
 def test_out_dir_already_holding_a_dataset(store, tmp_path):
     assert fetch(store, f"s3://{store.bucket}/data/small.bin", "--out", str(tmp_path)).returncode == 0
     one_line_failure(fetch(store, f"s3://{store.bucket}/data/small.bin", "--out", str(tmp_path)), "already holds")

@@ -11,6 +11,7 @@ rings while the run goes, so no Python object is made per request.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free
+from libc.errno cimport EINVAL, errno
 from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
 from posix.unistd cimport pwrite
 
@@ -22,7 +23,7 @@ import threading
 import numpy as np
 
 from objperf._engine.curl cimport *
-from objperf.fdlimit import ensure_open_files
+from objperf.limits import ensure_memory, ensure_open_files
 
 cnp.import_array()
 curl_global_init(CURL_GLOBAL_DEFAULT)
@@ -593,17 +594,25 @@ cdef extern from "<sys/mman.h>" nogil:
     int madvise(void *addr, size_t length, int advice)
 
 
-cdef void fault_in(char *start, size_t length) noexcept nogil:
+cdef int fault_in(char *start, size_t length) noexcept nogil:
+    """0, or the errno that says the pages cannot be had (touching them would wake the OOM killer)."""
     cdef size_t at = 0
-    if madvise(start, length, MADV_POPULATE_WRITE) != 0:  # kernels before 5.14: write one byte per page
-        while at < length:
-            start[at] = 0
-            at += PAGE_BYTES
+    if madvise(start, length, MADV_POPULATE_WRITE) == 0:
+        return 0
+    if errno != EINVAL:
+        return errno
+    while at < length:  # kernels before 5.14: write one byte per page
+        start[at] = 0
+        at += PAGE_BYTES
+    return 0
 
 
-def _fault_in_slice(cnp.ndarray part):
+def _fault_in_slice(cnp.ndarray part, list failures):
+    cdef int err
     with nogil:
-        fault_in(<char *>cnp.PyArray_DATA(part), <size_t>part.shape[0])
+        err = fault_in(<char *>cnp.PyArray_DATA(part), <size_t>part.shape[0])
+    if err:
+        failures.append(err)
 
 
 def page_array(int64_t nbytes):
@@ -623,12 +632,17 @@ def page_array(int64_t nbytes):
     workers = max(1, min(os.cpu_count() or 1, len(whole) // FAULT_SLICE))
     step = -(-len(whole) // workers // PAGE) * PAGE
     parts = [whole[at:at + step] for at in range(0, len(whole), step)]
-    helpers = [threading.Thread(target=_fault_in_slice, args=(part,)) for part in parts[1:]]
+    failures = []
+    helpers = [threading.Thread(target=_fault_in_slice, args=(part, failures)) for part in parts[1:]]
     for helper in helpers:
         helper.start()
-    _fault_in_slice(parts[0])
+    _fault_in_slice(parts[0], failures)
     for helper in helpers:
         helper.join()
+    if failures:
+        del whole, parts
+        region.close()
+        raise MemoryError(f"cannot have {nbytes:,} bytes of memory: {os.strerror(failures[0])}")
     return whole[:nbytes]
 
 
@@ -703,6 +717,8 @@ cdef class Engine:
             raise ValueError("the file sink needs one open file descriptor per key")
         # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
         ensure_open_files(concurrency, extra=8 * min(threads, concurrency))
+        if sink == "ram":
+            ensure_memory(concurrency, (min(range_size, max(max(sizes), 1)) + PAGE - 1) // PAGE * PAGE)
         self._keep = []
         self._rings = []
         self._buffers = []

@@ -1,12 +1,16 @@
-"""Open-file headroom for a run.
+"""What a run needs from the machine, checked before it sends anything: open files and memory.
 
 Every slot holds a socket, and a shell's soft limit on open files (``ulimit -n``,
 1024 on most Linux systems) is below the concurrency a ceiling study asks for.
 Past it socket() fails, libcurl reports "Couldn't connect to server", and the
 user blames the store.  So an engine raises the soft limit to the hard one
 before it opens anything, as Go's runtime does for every Go program (s5cmd and
-warp among them); root may raise the hard limit too.  Where even that is not
-enough, the run stops before sending a request, with one line that says why."""
+warp among them); root may raise the hard limit too.
+
+Every RAM-sink slot owns a buffer of one range, faulted in up front; at high
+concurrency that is easily more memory than the machine has, and the kernel's
+answer is the OOM killer, which leaves no dataset and may take other processes
+along.  Where either does not fit, the run stops with one line that says why."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import os
 import resource
 
 from objperf.errors import UsageError
+from objperf.sizes import format_size
 
 # Beyond one socket per slot: epoll sets and eventfds, libcurl's idle connections, the
 # dataset's files, the server a run may start, and what imported modules hold open.
@@ -56,3 +61,33 @@ def ensure_open_files(concurrency: int, extra: int = 0) -> int:
         raise UsageError(f"{wanted}, and this process may open {hard:,} (ulimit -Hn); lower --concurrency, "
                          f"or raise the limit (ulimit -n {need} as root)") from None
     return need
+
+
+def memory_available() -> int:
+    """Bytes this process may still take: the kernel's MemAvailable, less where a cgroup caps it."""
+    available = 1 << 62
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        used = int(open("/sys/fs/cgroup/memory.current").read())
+        if limit != "max":
+            available = min(available, int(limit) - used)
+    except (OSError, ValueError):
+        pass
+    return available
+
+
+def ensure_memory(slots: int, slot_bytes: int) -> None:
+    """Raise UsageError when ``slots`` RAM-sink buffers of ``slot_bytes`` each would not fit."""
+    need = slots * slot_bytes
+    available = memory_available()
+    if need > available:
+        raise UsageError(f"the RAM sink needs {format_size(need)} ({slots:,} slots × {format_size(slot_bytes)}), "
+                         f"and {format_size(max(available, 0))} of memory is available; lower --concurrency or "
+                         "--range-size, or use --sink discard")
