@@ -641,7 +641,10 @@ def page_array(int64_t nbytes):
         helper.join()
     if failures:
         del whole, parts
-        region.close()
+        try:
+            region.close()
+        except BufferError:  # a helper thread not yet gone still holds its slice; the collector frees it
+            pass
         raise MemoryError(f"cannot have {nbytes:,} bytes of memory: {os.strerror(failures[0])}")
     return whole[:nbytes]
 
