@@ -36,7 +36,8 @@ system-deps:
 		fi; \
 	fi
 
-$(STAMP): pyproject.toml setup.py objperf/_engine/core.pyx objperf/_engine/curl.pxd objperf/_engine/objperf_helpers.h
+$(STAMP): pyproject.toml setup.py objperf/_engine/core.pyx objperf/_engine/exchange.pyx objperf/_engine/curl.pxd \
+          objperf/_engine/objperf_helpers.h
 	$(MAKE) system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -65,8 +65,18 @@ def extensions() -> list[Extension]:
         extra_link_args=flags["extra_link_args"],
         define_macros=[("CURL_DISABLE_TYPECHECK", "1"), ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
+    exchange = Extension(  # the control plane's one-at-a-time requests: no NumPy
+        "objperf._engine.exchange",
+        sources=["objperf/_engine/exchange.pyx"],
+        include_dirs=["objperf/_engine", *flags["include_dirs"]],
+        library_dirs=flags["library_dirs"],
+        libraries=[*flags["libraries"], "z"],
+        extra_compile_args=["-O2", *flags["extra_compile_args"]],
+        extra_link_args=flags["extra_link_args"],
+        define_macros=[("CURL_DISABLE_TYPECHECK", "1")],
+    )
     directives = {"boundscheck": False, "wraparound": False, "cdivision": True}
-    return cythonize([engine], language_level=3, compiler_directives=directives)
+    return cythonize([engine, exchange], language_level=3, compiler_directives=directives)
 
 
 setup(ext_modules=extensions())

@@ -6,7 +6,8 @@ the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
 at all, the region given, no proxy — this module does them with the standard
-library, and a command starts about 0.4 s sooner.  Anything else (profiles,
+standard library and one kept libcurl handle (``objperf._engine.exchange``),
+and a command starts about 0.4 s sooner.  Anything else (profiles,
 AWS's own endpoints, virtual hosts, config files, listing, bucket set-up,
 verification) goes through botocore, as before.
 """
@@ -14,19 +15,16 @@ verification) goes through botocore, as before.
 from __future__ import annotations
 
 import html
-import http.client
 import os
 import re
-import select
-import ssl
 import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from objperf import sigv4
+from objperf._engine.exchange import Exchange, TransferFailed
 
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0  # as botocore is configured: completing a large upload can take a while
@@ -80,7 +78,7 @@ def known_region(region: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 class LightS3:
-    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; requests over http.client."""
+    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; requests over libcurl."""
 
     def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None, *, ca_bundle: str | None = None,
                  verify_tls: bool = True):
@@ -88,12 +86,8 @@ class LightS3:
         self.region = region
         self.keys = keys  # None: anonymous, nothing is signed
         self.ca_bundle, self.verify_tls = ca_bundle, verify_tls
-        parts = urlsplit(self.endpoint)
-        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
         self._lock = threading.Lock()
-        # A one-element list, so the finalizer can close whatever connection is open at the end.
-        self._connection: list[http.client.HTTPConnection | None] = [None]
-        weakref.finalize(self, _close_connection, self._connection)
+        self._exchange = Exchange(ca_bundle, verify_tls, CONNECT_TIMEOUT_S, READ_TIMEOUT_S)
 
     @classmethod
     def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
@@ -108,7 +102,7 @@ class LightS3:
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             return None
         if environ.get(f"{parts.scheme}_proxy") or environ.get(f"{parts.scheme.upper()}_PROXY"):
-            return None  # botocore goes through the proxy (and knows NO_PROXY); http.client would not
+            return None  # botocore goes through the proxy (and knows NO_PROXY); objperf's light path does not
         region = known_region(settings.region, environ)
         if region is None:
             return None
@@ -136,73 +130,19 @@ class LightS3:
 
     def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
              body: bytes = b"") -> Answer:
-        """One presigned request; the endpoint's answer, whatever its status.  One connection
+        """One presigned request; the endpoint's answer, whatever its status.  The connection
         is kept for the next request (over TLS a write run's multipart calls would otherwise pay
         a handshake each), opened again when the server has closed it."""
-        signed = urlsplit(self.presign(method, bucket, key, 300, params))
-        target = signed.path + (f"?{signed.query}" if signed.query else "")
+        url = self.presign(method, bucket, key, 300, params)
         with self._lock:
-            connection = self._open_connection()
             try:
-                connection.request(method, target, body=body)
-                response = connection.getresponse()
-                content = response.read()
-            except (OSError, http.client.HTTPException) as exc:
-                self._drop_connection()
-                raise Unreachable(_reason(exc), connected=True) from None
-            except BaseException:
-                # Ctrl-C mid-call leaves a request half sent or an answer unread: the next call
-                # on this connection (the run's aborts) would be garbled or read the wrong answer.
-                self._drop_connection()
-                raise
-            if response.will_close:
-                self._drop_connection()
-        length = response.getheader("Content-Length")
-        return Answer(response.status, int(length) if length and length.isdigit() else None, content)
-
-    def _open_connection(self) -> http.client.HTTPConnection:
-        connection = self._connection[0]
-        if connection is not None and connection.sock is not None and not _readable(connection.sock):
-            return connection
-        self._drop_connection()  # never used, or closed by the server while idle
-        if self._scheme == "https":
-            connection = http.client.HTTPSConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S,
-                                                     context=self._tls_context())
-        else:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=CONNECT_TIMEOUT_S)
-        try:
-            connection.connect()
-        except OSError as exc:
-            connection.close()
-            raise Unreachable(_reason(exc), connected=False) from None
-        connection.sock.settimeout(READ_TIMEOUT_S)
-        self._connection[0] = connection
-        return connection
-
-    def _tls_context(self) -> ssl.SSLContext:
-        """The trust botocore would use: the CA bundle given, else the system's."""
-        context = ssl.create_default_context(cafile=self.ca_bundle)
-        if not self.verify_tls:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        return context
-
-    def _drop_connection(self) -> None:
-        _close_connection(self._connection)
+                status, length, content = self._exchange.request(method, url, body)
+            except TransferFailed as exc:
+                raise Unreachable(_reason(exc), connected=exc.sent) from None
+        return Answer(status, length if length >= 0 else None, content)
 
 
-def _close_connection(holder: list) -> None:
-    if holder[0] is not None:
-        holder[0].close()
-        holder[0] = None
-
-
-def _readable(sock) -> bool:
-    """An idle keep-alive socket with something to read has been closed by the server."""
-    return bool(select.select([sock], [], [], 0)[0])
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return f"{UNTRUSTED}: {exc.verify_message}"
-    return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+def _reason(exc: TransferFailed) -> str:
+    if exc.untrusted:
+        return f"{UNTRUSTED}: {exc.detail.removeprefix('SSL certificate problem: ')}"
+    return "timed out" if exc.timed_out else exc.detail

@@ -3,7 +3,9 @@ botocore could not answer differently, and reads through either path agree."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import zlib
 from datetime import datetime
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -129,10 +131,15 @@ def test_one_connection_serves_many_calls_and_a_closed_one_is_replaced(store):
 
     light = LightS3.for_settings(store.server.settings(), {"AWS_CONFIG_FILE": "/nonexistent"})
     assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
-    first = light._connection[0]
     assert light.send("HEAD", store.bucket, "data/even.bin").length == store.objects["data/even.bin"]
     assert light.send("HEAD", store.bucket, "no-such-key").status == 404
-    assert light._connection[0] is first  # kept alive across calls, error answers included
-    first.sock.shutdown(socket.SHUT_RDWR)  # as when the server closes an idle connection
+    assert light._exchange.connections_made == 1  # kept alive across calls, error answers included
+    closed = 0
+    for fd in os.listdir("/proc/self/fd"):  # as when the server closes an idle connection
+        with contextlib.suppress(OSError), socket.socket(fileno=os.dup(int(fd))) as sock:
+            if sock.family == socket.AF_INET and sock.getsockname()[1] == light._exchange.local_port:
+                sock.shutdown(socket.SHUT_RDWR)
+                closed += 1
+    assert closed == 1
     assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
-    assert light._connection[0] is not first
+    assert light._exchange.connections_made == 2

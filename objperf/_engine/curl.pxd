@@ -11,6 +11,8 @@ cdef extern from "curl/curl.h" nogil:
         CURLE_WRITE_ERROR
         CURLE_READ_ERROR
         CURLE_ABORTED_BY_CALLBACK
+        CURLE_OPERATION_TIMEDOUT
+        CURLE_PEER_FAILED_VERIFICATION
 
     ctypedef enum CURLMcode:
         CURLM_OK
@@ -49,6 +51,15 @@ cdef extern from "curl/curl.h" nogil:
         CURLOPT_CAINFO
         CURLOPT_PIPEWAIT
         CURLOPT_ACCEPT_ENCODING
+        CURLOPT_POSTFIELDS
+        CURLOPT_POSTFIELDSIZE_LARGE
+        CURLOPT_ERRORBUFFER
+        CURLOPT_LOW_SPEED_LIMIT
+        CURLOPT_LOW_SPEED_TIME
+        CURLOPT_NOPROGRESS
+        CURLOPT_XFERINFOFUNCTION
+        CURLOPT_XFERINFODATA
+        CURLOPT_NOPROXY
 
     ctypedef enum CURLMoption:
         CURLMOPT_MAXCONNECTS
@@ -74,6 +85,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLINFO_LOCAL_PORT
         CURLINFO_NUM_CONNECTS
         CURLINFO_HTTP_VERSION
+        CURLINFO_CONTENT_LENGTH_DOWNLOAD_T
 
     enum:
         CURL_GLOBAL_DEFAULT
@@ -90,6 +102,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLPIPE_MULTIPLEX
         CURL_READFUNC_ABORT
         CURLVERSION_NOW
+        CURL_ERROR_SIZE
 
     struct curl_slist:
         char *data
@@ -114,6 +127,8 @@ cdef extern from "curl/curl.h" nogil:
     CURLcode curl_easy_setopt(CURL *handle, CURLoption option, ...)
     CURLcode curl_easy_getinfo(CURL *handle, CURLINFO info, ...)
     const char *curl_easy_strerror(CURLcode code)
+    CURLcode curl_easy_perform(CURL *handle)
+    void curl_easy_reset(CURL *handle)
 
     CURLM *curl_multi_init()
     CURLMcode curl_multi_cleanup(CURLM *multi)
@@ -140,6 +155,8 @@ cdef extern from "curl/curl.h" nogil:
 ctypedef size_t (*curl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata) noexcept nogil
 ctypedef int (*curl_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp,
                                      void *socketp) noexcept nogil
+ctypedef int (*curl_xferinfo_callback)(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                                      curl_off_t ulnow) noexcept nogil
 ctypedef int (*curl_multi_timer_callback)(CURLM *multi, long timeout_ms, void *userp) noexcept nogil
 
 

@@ -1,0 +1,164 @@
+# cython: language_level=3
+"""One HTTP request at a time over a kept libcurl easy handle: the control plane's calls
+(HEAD, CreateMultipartUpload, CompleteMultipartUpload, aborts) beside the engine's load.
+
+Through libcurl rather than http.client, a command imports neither http.client nor email
+nor ssl (some 30 ms of every run's start-up), and over TLS it trusts exactly what the engine
+trusts.  The handle keeps its connection for the next call, as a write run's multipart calls
+would otherwise pay a handshake each.  No NumPy here: the control plane needs none."""
+
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+from cpython.exc cimport PyErr_CheckSignals
+
+from objperf._engine.curl cimport *
+
+curl_global_init(CURL_GLOBAL_DEFAULT)
+
+
+class TransferFailed(Exception):
+    """No answer.  ``code`` is libcurl's; ``detail`` its own words, which name a host at most,
+    never the URL (it would carry a signature); ``sent`` says whether the request went out."""
+
+    def __init__(self, int code, str detail, bint sent):
+        super().__init__(detail)
+        self.code, self.detail, self.sent = code, detail, sent
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code == CURLE_OPERATION_TIMEDOUT
+
+    @property
+    def untrusted(self) -> bool:
+        return self.code == CURLE_PEER_FAILED_VERIFICATION
+
+
+cdef struct Received:
+    char *data
+    size_t size
+    size_t capacity
+
+
+cdef size_t on_body(char *chunk, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    cdef Received *got = <Received *>userdata
+    cdef size_t n = size * nmemb
+    cdef size_t capacity = got.capacity
+    cdef char *grown
+    if got.size + n > capacity:
+        capacity = max(2 * capacity, got.size + n, <size_t>4096)
+        grown = <char *>realloc(got.data, capacity)
+        if grown == NULL:
+            return 0  # libcurl ends the transfer with a write error
+        got.data, got.capacity = grown, capacity
+    memcpy(got.data + got.size, chunk, n)
+    got.size += n
+    return n
+
+
+cdef int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                     curl_off_t ulnow) noexcept nogil:
+    # Ctrl-C (or SIGTERM) while a call is on the wire: Python's handler runs here, in the
+    # main thread, and the call ends at once instead of after the server's answer.
+    with gil:
+        try:
+            PyErr_CheckSignals()
+        except BaseException as exc:
+            (<Exchange>userp).interrupted = exc
+            return 1
+    return 0
+
+
+cdef class Exchange:
+    """``request(method, url, body)`` → (status, Content-Length or -1, body)."""
+
+    cdef CURL *easy
+    cdef curl_slist *headers
+    cdef bytes ca_file
+    cdef bint verify_tls
+    cdef long connect_timeout_ms
+    cdef long idle_timeout_s
+    cdef char errbuf[CURL_ERROR_SIZE]
+    cdef public object interrupted
+    cdef readonly long connections_made  # a kept connection serves the next call; this counts new ones
+    cdef readonly long local_port        # of the connection the last call went over
+
+    def __cinit__(self, ca_file=None, bint verify_tls=True, double connect_timeout=10.0,
+                  double idle_timeout=120.0):
+        self.easy = curl_easy_init()
+        if self.easy == NULL:
+            raise MemoryError("curl_easy_init failed")
+        # No "Expect: 100-continue" wait before a body; no form Content-Type on one.
+        self.headers = curl_slist_append(NULL, b"Expect:")
+        self.headers = curl_slist_append(self.headers, b"Content-Type:")
+        self.ca_file = ca_file.encode() if ca_file else None
+        self.verify_tls = verify_tls
+        self.connect_timeout_ms = <long>(connect_timeout * 1000)
+        self.idle_timeout_s = max(1, <long>idle_timeout)
+
+    def __dealloc__(self):
+        if self.easy != NULL:
+            curl_easy_cleanup(self.easy)
+        if self.headers != NULL:
+            curl_slist_free_all(self.headers)
+
+    def request(self, str method, str url, bytes body=b""):
+        cdef Received got
+        cdef CURLcode code
+        cdef long status = 0
+        cdef curl_off_t length = -1, pretransfer = 0
+        cdef long connects = 0
+        cdef bytes url_bytes = url.encode()
+        cdef bytes method_bytes = method.encode()
+        got.data, got.size, got.capacity = NULL, 0, 0
+        self.interrupted = None
+        self.errbuf[0] = 0
+        self._configure(url_bytes)
+        if method == "HEAD":
+            curl_easy_setopt(self.easy, CURLOPT_NOBODY, <long>1)
+        elif method == "GET":
+            curl_easy_setopt(self.easy, CURLOPT_HTTPGET, <long>1)
+        else:
+            curl_easy_setopt(self.easy, CURLOPT_CUSTOMREQUEST, <char *>method_bytes)
+            if body or method in ("POST", "PUT"):
+                curl_easy_setopt(self.easy, CURLOPT_POSTFIELDS, <char *>body)
+                curl_easy_setopt(self.easy, CURLOPT_POSTFIELDSIZE_LARGE, <curl_off_t>len(body))
+        curl_easy_setopt(self.easy, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body)
+        curl_easy_setopt(self.easy, CURLOPT_WRITEDATA, <void *>&got)
+        try:
+            with nogil:
+                code = curl_easy_perform(self.easy)
+            curl_easy_getinfo(self.easy, CURLINFO_NUM_CONNECTS, &connects)
+            self.connections_made += connects
+            curl_easy_getinfo(self.easy, CURLINFO_LOCAL_PORT, &self.local_port)
+            if self.interrupted is not None:
+                raise self.interrupted
+            if code != CURLE_OK:
+                curl_easy_getinfo(self.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+                detail = self.errbuf.decode(errors="replace") or curl_easy_strerror(code).decode()
+                raise TransferFailed(code, detail, pretransfer > 0)
+            curl_easy_getinfo(self.easy, CURLINFO_RESPONSE_CODE, &status)
+            curl_easy_getinfo(self.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            return int(status), int(length), got.data[:got.size] if got.size else b""
+        finally:
+            free(got.data)
+            self.interrupted = None
+
+    cdef void _configure(self, bytes url):
+        curl_easy_reset(self.easy)  # keeps the connection, the DNS cache and TLS sessions
+        curl_easy_setopt(self.easy, CURLOPT_URL, <char *>url)
+        curl_easy_setopt(self.easy, CURLOPT_NOSIGNAL, <long>1)
+        curl_easy_setopt(self.easy, CURLOPT_NOPROXY, b"*")  # a proxied endpoint takes botocore's path
+        curl_easy_setopt(self.easy, CURLOPT_HTTPHEADER, self.headers)
+        curl_easy_setopt(self.easy, CURLOPT_ERRORBUFFER, self.errbuf)
+        curl_easy_setopt(self.easy, CURLOPT_CONNECTTIMEOUT_MS, self.connect_timeout_ms)
+        # No byte for idle_timeout_s: as a socket read timeout would, not a limit on the whole call.
+        curl_easy_setopt(self.easy, CURLOPT_LOW_SPEED_LIMIT, <long>1)
+        curl_easy_setopt(self.easy, CURLOPT_LOW_SPEED_TIME, self.idle_timeout_s)
+        curl_easy_setopt(self.easy, CURLOPT_NOPROGRESS, <long>0)
+        curl_easy_setopt(self.easy, CURLOPT_XFERINFOFUNCTION, <curl_xferinfo_callback>on_progress)
+        curl_easy_setopt(self.easy, CURLOPT_XFERINFODATA, <void *>self)
+        if self.ca_file is not None:
+            curl_easy_setopt(self.easy, CURLOPT_CAINFO, <char *>self.ca_file)
+        if not self.verify_tls:
+            curl_easy_setopt(self.easy, CURLOPT_SSL_VERIFYPEER, <long>0)
+            curl_easy_setopt(self.easy, CURLOPT_SSL_VERIFYHOST, <long>0)
