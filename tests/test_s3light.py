@@ -143,3 +143,32 @@ def test_one_connection_serves_many_calls_and_a_closed_one_is_replaced(store):
     assert closed == 1
     assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
     assert light._exchange.connections_made == 2
+
+
+def test_a_signal_ends_a_call_the_server_never_answers():
+    """Ctrl-C while a control call waits on a silent server ends it at once, not after the
+    two-minute idle timeout."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        light = LightS3(f"http://127.0.0.1:{silent.getsockname()[1]}", "us-east-1", sigv4.Keys("k", "s"))
+        previous = signal.signal(signal.SIGINT, interrupt)
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        started = time.monotonic()
+        try:
+            timer.start()
+            with pytest.raises(Interrupted):
+                light.send("HEAD", "bucket", "key")
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+        assert time.monotonic() - started < 5
