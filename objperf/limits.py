@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import resource
+from pathlib import Path
 
 from objperf.errors import UsageError
 from objperf.sizes import format_size
@@ -35,7 +36,7 @@ def open_files_in_use() -> int:
 def kernel_ceiling() -> int:
     """The most open files the kernel lets any process have (fs.nr_open)."""
     try:
-        return int(open("/proc/sys/fs/nr_open").read())
+        return int(Path("/proc/sys/fs/nr_open").read_text())
     except (OSError, ValueError):
         return 1 << 20
 
@@ -74,8 +75,8 @@ def memory_available() -> int:
     except (OSError, ValueError):
         pass
     try:
-        limit = open("/sys/fs/cgroup/memory.max").read().strip()
-        used = int(open("/sys/fs/cgroup/memory.current").read())
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = int(Path("/sys/fs/cgroup/memory.current").read_text())
         if limit != "max":
             available = min(available, int(limit) - used)
     except (OSError, ValueError):

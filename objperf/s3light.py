@@ -6,7 +6,7 @@ the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
 at all, the region given, no proxy — this module does them with the standard
-standard library and one kept libcurl handle (``objperf._engine.exchange``),
+library and one kept libcurl handle (``objperf._engine.exchange``),
 and a command starts about 0.4 s sooner.  Anything else (profiles,
 AWS's own endpoints, virtual hosts, config files, listing, bucket set-up,
 verification) goes through botocore, as before.

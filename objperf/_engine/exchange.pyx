@@ -135,6 +135,7 @@ cdef class Exchange:
             if code != CURLE_OK:
                 curl_easy_getinfo(self.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
                 detail = self.errbuf.decode(errors="replace") or curl_easy_strerror(code).decode()
+                detail = detail.split("?", 1)[0]  # were a URL ever quoted, its signed query stays out
                 raise TransferFailed(code, detail, pretransfer > 0)
             curl_easy_getinfo(self.easy, CURLINFO_RESPONSE_CODE, &status)
             curl_easy_getinfo(self.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
