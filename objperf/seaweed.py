@@ -38,8 +38,10 @@ def weed_binary() -> str:
     return found
 
 
-def free_port(host: str = "127.0.0.1", family: int = socket.AF_INET, avoid: set[int] | None = None) -> int:
-    """A free TCP port whose +10000 neighbour (SeaweedFS's gRPC port) is free too."""
+def free_port(host: str = "127.0.0.1", family: int = socket.AF_INET, avoid: set[int] | None = None, *,
+              ipv4_too: bool = False) -> int:
+    """A free TCP port whose +10000 neighbour (SeaweedFS's gRPC port) is free too; with
+    ``ipv4_too``, free on 127.0.0.1 as well (a gateway told to bind ::1 listens on both)."""
     avoid = avoid or set()
     for _ in range(200):
         with socket.socket(family, socket.SOCK_STREAM) as sock:
@@ -47,14 +49,22 @@ def free_port(host: str = "127.0.0.1", family: int = socket.AF_INET, avoid: set[
             port = sock.getsockname()[1]
         if port in avoid or port + 10000 > 65535 or port + 10000 in avoid:
             continue
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as sock:
-                sock.bind((host, port + 10000))
-        except OSError:
-            continue
-        avoid.update({port, port + 10000})
-        return port
+        wanted = [(host, family, port + 10000)]
+        if ipv4_too:
+            wanted += [("127.0.0.1", socket.AF_INET, port), ("127.0.0.1", socket.AF_INET, port + 10000)]
+        if all(_can_bind(*address) for address in wanted):
+            avoid.update({port, port + 10000})
+            return port
     raise ServerError("no free port pair on loopback")
+
+
+def _can_bind(host: str, family: int, port: int) -> bool:
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.bind((host, port))
+    except OSError:
+        return False
+    return True
 
 
 class LocalSeaweed:
@@ -105,7 +115,7 @@ class LocalSeaweed:
         self._spawn(args, env)
         self._wait_ready(f"http://127.0.0.1:{self.s3_port}/")
         if self.ipv6:
-            self.s3_port6 = free_port("::1", socket.AF_INET6, avoid=used)
+            self.s3_port6 = free_port("::1", socket.AF_INET6, avoid=used, ipv4_too=True)
             args6 = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=::1",
                      f"-port={self.s3_port6}", f"-port.grpc={self.s3_port6 + 10000}",
                      "-port.iceberg=0", "-port.lance=0"]
