@@ -4,6 +4,7 @@ libcurl is found through ``curl-config``; set ``OBJPERF_CURL_CONFIG`` to the
 path of another ``curl-config`` to build against a different libcurl.
 """
 
+import functools
 import os
 import shlex
 import shutil
@@ -31,6 +32,7 @@ def curl_config(*args: str) -> list[str]:
     return shlex.split(out)
 
 
+@functools.cache
 def curl_build_flags() -> dict[str, list[str]]:
     flags: dict[str, list[str]] = {
         "include_dirs": [], "library_dirs": [], "libraries": [], "extra_compile_args": [], "extra_link_args": []}
@@ -53,28 +55,29 @@ def curl_build_flags() -> dict[str, list[str]]:
     return flags
 
 
-def extensions() -> list[Extension]:
+def curl_extension(name: str, *, numpy_api: bool) -> Extension:
+    """One of objperf's extensions, built against libcurl (and zlib) with the engine's helpers."""
     flags = curl_build_flags()
-    engine = Extension(
-        "objperf._engine.core",
-        sources=["objperf/_engine/core.pyx"],
-        include_dirs=[numpy.get_include(), "objperf/_engine", *flags["include_dirs"]],
+    macros = [("CURL_DISABLE_TYPECHECK", "1")]
+    include_dirs = ["objperf/_engine", *flags["include_dirs"]]
+    if numpy_api:
+        macros.append(("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"))
+        include_dirs.insert(0, numpy.get_include())
+    return Extension(
+        f"objperf._engine.{name}",
+        sources=[f"objperf/_engine/{name}.pyx"],
+        include_dirs=include_dirs,
         library_dirs=flags["library_dirs"],
         libraries=[*flags["libraries"], "z"],
         extra_compile_args=["-O2", *flags["extra_compile_args"]],
         extra_link_args=flags["extra_link_args"],
-        define_macros=[("CURL_DISABLE_TYPECHECK", "1"), ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=macros,
     )
-    exchange = Extension(  # the control plane's one-at-a-time requests: no NumPy
-        "objperf._engine.exchange",
-        sources=["objperf/_engine/exchange.pyx"],
-        include_dirs=["objperf/_engine", *flags["include_dirs"]],
-        library_dirs=flags["library_dirs"],
-        libraries=[*flags["libraries"], "z"],
-        extra_compile_args=["-O2", *flags["extra_compile_args"]],
-        extra_link_args=flags["extra_link_args"],
-        define_macros=[("CURL_DISABLE_TYPECHECK", "1")],
-    )
+
+
+def extensions() -> list[Extension]:
+    engine = curl_extension("core", numpy_api=True)
+    exchange = curl_extension("exchange", numpy_api=False)  # the control plane's one-at-a-time requests
     directives = {"boundscheck": False, "wraparound": False, "cdivision": True}
     return cythonize([engine, exchange], language_level=3, compiler_directives=directives)
 

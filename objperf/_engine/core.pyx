@@ -968,13 +968,10 @@ cdef class Engine:
         check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
 
     cdef _configure_tls(self, CURL *e, ca_file, bint verify_tls):
-        if not verify_tls:
-            check_easy(curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, <long>0), "CURLOPT_SSL_VERIFYPEER")
-            check_easy(curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, <long>0), "CURLOPT_SSL_VERIFYHOST")
-        elif ca_file:
-            path = os.fsencode(ca_file)
+        cdef bytes path = os.fsencode(ca_file) if ca_file else None
+        if path is not None:
             self._keep.append(path)
-            check_easy(curl_easy_setopt(e, CURLOPT_CAINFO, <char *>path), "CURLOPT_CAINFO")
+        check_easy(op_configure_tls(e, <char *>path if path is not None else NULL, verify_tls), "TLS options")
 
     def __dealloc__(self):
         cdef int i

@@ -173,6 +173,7 @@ cdef extern from "objperf_helpers.h" nogil:
     unsigned long op_crc32(unsigned long crc, const char *buf, size_t len)
     void op_sleep_ms(int ms)
     void op_copy(char *dst, const char *src, size_t n)
+    CURLcode op_configure_tls(CURL *easy, const char *ca_file, int verify)
     int op_event_open(int *epfd, int *wakefd)
     int op_eventfd()
     void op_event_close(int epfd, int wakefd)

@@ -11,6 +11,8 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
 
+import os
+
 from objperf._engine.curl cimport *
 
 curl_global_init(CURL_GLOBAL_DEFAULT)
@@ -90,7 +92,7 @@ cdef class Exchange:
         # No "Expect: 100-continue" wait before a body; no form Content-Type on one.
         self.headers = curl_slist_append(NULL, b"Expect:")
         self.headers = curl_slist_append(self.headers, b"Content-Type:")
-        self.ca_file = ca_file.encode() if ca_file else None
+        self.ca_file = os.fsencode(ca_file) if ca_file else None
         self.verify_tls = verify_tls
         self.connect_timeout_ms = <long>(connect_timeout * 1000)
         self.idle_timeout_s = max(1, <long>idle_timeout)
@@ -158,8 +160,4 @@ cdef class Exchange:
         curl_easy_setopt(self.easy, CURLOPT_NOPROGRESS, <long>0)
         curl_easy_setopt(self.easy, CURLOPT_XFERINFOFUNCTION, <curl_xferinfo_callback>on_progress)
         curl_easy_setopt(self.easy, CURLOPT_XFERINFODATA, <void *>self)
-        if self.ca_file is not None:
-            curl_easy_setopt(self.easy, CURLOPT_CAINFO, <char *>self.ca_file)
-        if not self.verify_tls:
-            curl_easy_setopt(self.easy, CURLOPT_SSL_VERIFYPEER, <long>0)
-            curl_easy_setopt(self.easy, CURLOPT_SSL_VERIFYHOST, <long>0)
+        op_configure_tls(self.easy, <char *>self.ca_file if self.ca_file is not None else NULL, self.verify_tls)

@@ -161,4 +161,15 @@ static inline void op_sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
+/* Whom a handle trusts over TLS, the same for the engine's slots and the control plane's
+ * handle: any certificate (verify == 0), the CAs in ca_file, or (NULL) the system's. */
+static inline CURLcode op_configure_tls(CURL *easy, const char *ca_file, int verify) {
+    CURLcode rc;
+    if (!verify) {
+        rc = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+        return rc != CURLE_OK ? rc : curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    return ca_file ? curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file) : CURLE_OK;
+}
+
 #endif
