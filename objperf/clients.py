@@ -108,7 +108,9 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
                     peak_kib = max(peak_kib, int(line.split()[1]))
         except (OSError, ValueError):
             pass
-        readers[0].join(0.02)
+        # VmHWM only rises, and vanishes at exit: a client done in tens of milliseconds (curl, a few
+        # MiB) is sampled every millisecond at first, so the last reading falls just before its end.
+        readers[0].join(0.001 if time.monotonic() - t0 < 0.25 else 0.02)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.stdout.close()
     proc.stderr.close()
