@@ -7,10 +7,29 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from objperf.summary import CUT_CURL_CODE
+
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
     """True where the request succeeded: no curl error and a 2xx status."""
     return (df["curl_code"] == 0) & (df["status"] >= 200) & (df["status"] < 300)
+
+
+def cut_rows(df: pd.DataFrame) -> pd.Series:
+    """True where a GET was cut in flight when the run's time was up: neither a success nor a failure,
+    its ``bytes`` what arrived until then."""
+    return df["curl_code"] == CUT_CURL_CODE
+
+
+def first_byte_rows(df: pd.DataFrame) -> pd.Series:
+    """True where the body's first byte arrived, so TTFB is known: successes, and GETs cut after it."""
+    answered = (df["status"] >= 200) & (df["status"] < 300)
+    return ok_rows(df) | (cut_rows(df) & answered & (df["ttfb_s"] > 0))
+
+
+def failed_rows(df: pd.DataFrame) -> pd.Series:
+    """True where the request failed: neither a success nor cut when the time was up."""
+    return ~ok_rows(df) & ~cut_rows(df)
 
 
 def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -55,8 +74,8 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
 
 def ttfb_percentiles(df: pd.DataFrame, *, by: str | list[str] | None = None,
                      percentiles: tuple[float, ...] = (50, 90, 99)) -> pd.DataFrame:
-    """TTFB percentiles in milliseconds over successful requests."""
-    ok = df[ok_rows(df)].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
+    """TTFB percentiles in milliseconds over requests whose first byte arrived."""
+    ok = df[first_byte_rows(df)].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
 
     def stats(series: pd.Series) -> pd.Series:
         values = np.percentile(series, percentiles) if len(series) else [np.nan] * len(percentiles)
@@ -68,8 +87,9 @@ def ttfb_percentiles(df: pd.DataFrame, *, by: str | list[str] | None = None,
 
 
 def error_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """Failed requests by HTTP status, S3 error code and curl code, with their share of all requests."""
-    failed = df[~ok_rows(df)]
+    """Failed requests by HTTP status, S3 error code and curl code, with their share of all requests
+    (GETs cut when the time was up are not failures)."""
+    failed = df[failed_rows(df)]
     counts = (failed.groupby(["status", "s3_error", "curl_code"], observed=True).size()
               .rename("count").reset_index())
     counts["share"] = counts["count"] / max(len(df), 1)
@@ -207,7 +227,7 @@ def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
         "drift_gbps_per_min": float(slope),
         "spread_gbps": float(np.percentile(timeline["gbps"], 95) - np.percentile(timeline["gbps"], 5)),
         "mean_gbps": float(timeline["gbps"].mean()),
-        "errors_per_min": float((~ok_rows(df)).sum() / span_min),
+        "errors_per_min": float(failed_rows(df).sum() / span_min),
     }
 
 

@@ -53,7 +53,8 @@ def build_parser():
     w.add_argument("--concurrency", "-c", type=positive_int, default=16, help="requests in flight (default 16)")
     w.add_argument("--range-size", type=size_arg, default=8 << 20, help="bytes per ranged GET (default 8MiB)")
     w.add_argument("--random", action="store_true", help="random ranges instead of sequential")
-    w.add_argument("--duration", "-d", type=duration_arg, help="stop issuing requests after this long (30s, 2m)")
+    w.add_argument("--duration", "-d", type=duration_arg,
+                   help="run this long (30s, 2m); GETs still in flight are cut then")
     w.add_argument("--requests", "-n", type=positive_int, help="stop after this many requests")
     w.add_argument("--bytes", type=size_arg, help="stop after this many bytes (10GiB)")
     w.add_argument("--sink", choices=("ram", "discard", "file"), default="ram", help="where bodies go (default ram)")

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from objperf.analysis import ok_rows, throughput_timeline
+from objperf.analysis import first_byte_rows, throughput_timeline
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
@@ -49,7 +49,7 @@ def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: 
 def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, title: str | None = None):
     """Cumulative distribution of time to first byte (ms) over successful GETs."""
     ax = _axes(ax)
-    ok = df[ok_rows(df) & (df["op"] == "GET")].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
+    ok = df[first_byte_rows(df) & (df["op"] == "GET")].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
     sns.ecdfplot(data=ok, x="ttfb_ms", hue=hue, ax=ax)
     ax.set(xlabel="time to first byte (ms)", ylabel="share of requests", title=title or "Time to first byte")
     return ax

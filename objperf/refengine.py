@@ -25,6 +25,7 @@ from objperf.limits import ensure_memory, ensure_open_files
 _CODE = re.compile(rb"<Code>([^<]{1,32})</Code>")
 _CHUNK = 1 << 20
 CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
+CURLE_ABORTED_BY_CALLBACK = 42  # how both engines mark a GET cut in flight (objperf.summary.CUT_CURL_CODE)
 
 
 class _Plan:
@@ -139,8 +140,6 @@ class RequestsEngine:
             if job is None:
                 break
             row = self._one_request(session, slot, *job, scratch)
-            if row is None:  # aborted mid-body: not a finished request
-                break
             with self._rows_lock:
                 self._rows.append(row)
         session.close()
@@ -169,9 +168,9 @@ class RequestsEngine:
                 match = _CODE.search(resp.raw.read(2048))
                 s3_error = match.group(1) if match else b""
             else:
-                got, crc = self._sink_body(resp.raw, slot, key, offset, scratch)
-                if got is None:
-                    return None
+                got, crc, cut = self._sink_body(resp.raw, slot, key, offset, scratch)
+                if cut:
+                    curl_code = CURLE_ABORTED_BY_CALLBACK
             resp.close()
         except requests.exceptions.ConnectionError as exc:
             curl_code = CURLE_OPERATION_TIMEDOUT if "timed out" in str(exc) else CURLE_COULDNT_CONNECT
@@ -183,20 +182,24 @@ class RequestsEngine:
             curl_code = CURLE_RECV_ERROR
         total = time.perf_counter() - t0
         self._requests += 1
-        self._errors += int(curl_code != 0 or status >= 400 or status == 0)
+        self._errors += int(curl_code != CURLE_ABORTED_BY_CALLBACK and (curl_code != 0 or status >= 400 or status == 0))
         family = 0 if not remote_ip else (6 if b":" in remote_ip else 4)
         nan = float("nan")
         return (slot, slot, 0, key, offset, length, 0, status, s3_error, curl_code, got, t_start,
                 nan, nan, nan, nan, ttfb, total, remote_ip, remote_port, local_ip, local_port, family, 11,
                 False, crc if self.verify else 0, etag)
 
+    def _time_is_up(self) -> bool:
+        return self._abort or bool(self.plan.deadline and time.monotonic() >= self.plan.deadline)
+
     def _sink_body(self, raw, slot, key, offset, scratch):
+        """(bytes received, their CRC, whether the body was cut at an abort or the deadline)"""
         got, crc = 0, 0
         view = memoryview(scratch)
         buf = memoryview(self._buffers[slot]) if self._buffers else None
         while True:
-            if self._abort:
-                return None, 0
+            if self._time_is_up():
+                return got, crc, True
             n = raw.readinto(view)
             if not n:
                 break
@@ -210,4 +213,4 @@ class RequestsEngine:
                 crc = zlib.crc32(chunk, crc)
             got += n
             self._bytes += n
-        return got, crc
+        return got, crc, False

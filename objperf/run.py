@@ -59,6 +59,15 @@ def _open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int
     return fds
 
 
+def abort_and_drain(engine, take: Callable[[dict | None], None]) -> None:
+    """Stop ``engine`` now and hand its last rows to ``take``, the GETs it cut among them.  Draining
+    while joining: a thread whose row ring is full waits for room before it can end."""
+    engine.stop(abort=True)
+    while not engine.join(DRAIN_EVERY_S):
+        take(engine.drain())
+    take(engine.drain())
+
+
 def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:
     """With no duration, request or byte budget, a run reads every range of every object once."""
     return sum(max(1, -(-o.size // workload.range_size)) for o in target.objects)
@@ -87,8 +96,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
                 on_progress(last_progress, *engine.progress())
     except KeyboardInterrupt:
         status = "interrupted"
-        engine.stop(abort=True)
-        engine.join()
+        abort_and_drain(engine, recorder.add)
     finally:
         recorder.add(engine.drain())
         if fds:

@@ -318,6 +318,8 @@ def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out:
         status = "interrupted"
         for engine in engines:
             engine.stop(abort=True)
-            engine.join()
+        while any(e.running for e in engines):  # draining: a thread with a full row ring cannot end
+            time.sleep(0.05)
+            collect()
     collect()
     return recorder.finish(status)

@@ -9,6 +9,9 @@ import numpy as np
 GIB = 1 << 30
 # Engine op codes by direction (objperf.schema.OPS: GET, PUT, UPLOAD_PART, ...).
 DIRECTIONS = {"read": (0,), "write": (1, 2)}
+# A GET still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded the
+# bytes that had arrived.  libcurl's "aborted by an application callback", which objperf raises no other way.
+CUT_CURL_CODE = 42
 
 
 def _counts(values: np.ndarray) -> dict:
@@ -31,10 +34,14 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     from objperf._engine.core import curl_strerror
 
     status, curl_code = cols["status"], cols["curl_code"]
-    ok = (curl_code == 0) & (status >= 200) & (status < 300)
+    answered = (status >= 200) & (status < 300)
+    ok = (curl_code == 0) & answered
+    cut = curl_code == CUT_CURL_CODE
+    failed = ~ok & ~cut
     total_bytes = int(cols["bytes"].sum())
     n = len(status)
-    ttfb = cols["ttfb_s"][ok & (cols["op"] == 0)] * 1000  # time to first byte means something for GETs
+    first_byte = ok | (cut & answered & (cols["ttfb_s"] > 0))
+    ttfb = cols["ttfb_s"][first_byte & (cols["op"] == 0)] * 1000  # time to first byte means something for GETs
     p50, p90, p99 = percentiles(ttfb, [50, 90, 99])
     s3_errors = cols["s3_error"][cols["s3_error"] != b""]
     wall = max(wall_s, 1e-9)
@@ -45,7 +52,8 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
             p50_ms, p99_ms = percentiles(cols["total_s"][mine & ok] * 1000, [50, 99])
             directions[name] = {
                 "requests": int(mine.sum()),
-                "failed": int((mine & ~ok).sum()),
+                "failed": int((mine & failed).sum()),
+                "cut": int((mine & cut).sum()),
                 "bytes": int(cols["bytes"][mine].sum()),
                 "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9,
                 "latency_ms_p50": p50_ms,
@@ -54,17 +62,19 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     return {
         "requests": n,
         "ok_requests": int(ok.sum()),
-        "error_requests": int(n - ok.sum()),
+        "error_requests": int(failed.sum()),
+        "cut_requests": int(cut.sum()),
         "bytes": total_bytes,
         "wall_s": wall_s,
         "gbps": total_bytes * 8 / wall / 1e9,
-        "requests_per_s": n / wall,
+        "requests_per_s": int(n - cut.sum()) / wall,  # requests that finished
         "ttfb_ms_p50": float(p50),
         "ttfb_ms_p90": float(p90),
         "ttfb_ms_p99": float(p99),
-        "status_counts": {str(k): v for k, v in _counts(status).items()},
+        "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
-        "curl_error_counts": {f"{k} {curl_strerror(k)}": v for k, v in _counts(curl_code[curl_code != 0]).items()},
+        "curl_error_counts": {f"{k} {curl_strerror(k)}": v
+                              for k, v in _counts(curl_code[failed & (curl_code != 0)]).items()},
         "client_cpu_s": cpu_s,
         "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
         "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
@@ -77,13 +87,15 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
 
     lines = [
-        f"{title}: {s['requests']} requests ({s['error_requests']} failed), {s['bytes'] / GIB:.3f} GiB"
-        f" in {s['wall_s']:.2f} s",
+        f"{title}: {s['requests']} requests ({s['error_requests']} failed"
+        + (f", {s['cut_requests']} cut when the time was up" if s.get("cut_requests") else "")
+        + f"), {s['bytes'] / GIB:.3f} GiB in {s['wall_s']:.2f} s",
         f"  throughput   {s['gbps']:.3f} Gbps   {s['requests_per_s']:.1f} requests/s",
     ]
     if set(s.get("directions", {})) != {"read"}:
         for name, d in s.get("directions", {}).items():
-            lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed)   "
+            cut = f", {d['cut']} cut" if d.get("cut") else ""
+            lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed{cut})   "
                          f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
     if "objects_written" in s:
         lines.append(f"  objects      {s['objects_written']} written, {s['objects_failed']} failed, "

@@ -45,20 +45,21 @@ class Step:
 
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:
     """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
-    from objperf.analysis import ok_rows, steady_gbps
+    from objperf.analysis import cut_rows, failed_rows, first_byte_rows, steady_gbps
 
     data = rows[rows["slot"] >= 0]
-    ok = ok_rows(data)
-    gets = data[ok & (data["op"] == "GET")]
+    gets = data[first_byte_rows(data) & (data["op"] == "GET")]
     evidence = summary.get("evidence", {})
     wall = max(summary["wall_s"], 1e-9)
-    failed = data[~ok]
+    failing = failed_rows(data)
+    failed = data[failing]
+    finished = int(len(data) - cut_rows(data).sum())
     codes = failed["s3_error"].astype(str).where(failed["s3_error"].astype(str) != "",
                                                  "HTTP " + failed["status"].astype(str))
     return {
         "requests": int(len(data)),
-        "errors": int((~ok).sum()),
-        "error_rate": float((~ok).mean()) if len(data) else float("nan"),
+        "errors": int(failing.sum()),
+        "error_rate": float(failing.sum() / finished) if finished else float("nan"),
         "error_codes": json.dumps(codes.value_counts().to_dict()),
         "gbps": summary["gbps"],
         "read_gbps": summary["directions"].get("read", {}).get("gbps", 0.0),

@@ -21,6 +21,7 @@ import numpy as np
 from objperf.errors import ObjperfError, UsageError
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
+from objperf.run import abort_and_drain
 from objperf.s3client import Attempt, S3Client, S3Settings
 from objperf.schema import OPS
 
@@ -436,8 +437,7 @@ def _drive(recorder: Recorder, uploader: Uploader, reader, on_progress: Progress
     except KeyboardInterrupt:
         status = "interrupted"
         if reader is not None:
-            reader.stop(abort=True)
-            reader.join()
+            abort_and_drain(reader, recorder.add)
         uploader.close(abort=True)
     except BaseException:
         uploader.close(abort=True)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
 import mmap
+import re
+import threading
+import time
 import zlib
 
 import numpy as np
@@ -11,10 +15,13 @@ import pytest
 from conftest import RANGE
 from objperf._engine.core import page_array
 from objperf.run import run_read
+from objperf.s3client import S3Settings
+from objperf.summary import CUT_CURL_CODE, format_summary
 from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload
 
 ENGINES = ["curl", "requests"]
+TRICKLE_SIZE = 16 << 20
 
 
 def read(store, keys, **kw):
@@ -114,6 +121,66 @@ def test_duration_stops_the_run(store):
     assert result.status == "complete"
     assert len(result.rows) > 4
     assert result.summary["wall_s"] < 10
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    """An object served at about 800 KiB/s per connection: no range of it finishes within a second."""
+
+    protocol_version = "HTTP/1.1"
+    body = (np.arange(TRICKLE_SIZE) % 251).astype(np.uint8).tobytes()
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+
+    def do_GET(self):
+        first, last = map(int, re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {first}-{last}/{len(self.body)}")
+        self.send_header("Content-Length", str(last - first + 1))
+        self.end_headers()
+        try:
+            for at in range(first, last + 1, 16 << 10):
+                self.wfile.write(self.body[at:min(at + (16 << 10), last + 1)])
+                self.wfile.flush()
+                time.sleep(0.02)
+        except (BrokenPipeError, ConnectionResetError):  # the client cut the GET
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def trickle_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/slow.bin"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("engine, late_s", [("curl", 0.6), ("requests", 2.5)])
+def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
+    # Whole, each range would take 10 s; the run must end at its duration and keep what arrived.
+    target = resolve_read_target(trickle_url, S3Settings())
+    workload = ReadWorkload(concurrency=2, threads=1, range_size=TRICKLE_SIZE // 2, duration=1.0, engine=engine)
+    result = run_read(target, workload, keep_slot_buffers=True)
+    rows, summary = result.rows, result.summary
+    assert summary["wall_s"] < 1.0 + late_s
+    assert len(rows) == 2 and (rows["curl_code"] == CUT_CURL_CODE).all() and (rows["status"] == 206).all()
+    assert ((rows["bytes"] > 0) & (rows["bytes"] < rows["length"])).all()
+    assert (rows["total_s"] >= 0.9).all()
+    assert summary["cut_requests"] == 2 and summary["error_requests"] == 0 and summary["curl_error_counts"] == {}
+    assert summary["bytes"] == rows["bytes"].sum()
+    assert "2 cut when the time was up" in format_summary(summary)
+    assert summary["ttfb_ms_p50"] > 0  # the first bytes arrived: TTFB is known
+    body = np.frombuffer(_Trickle.body, dtype=np.uint8)
+    for slot, offset, got in zip(rows["slot"], rows["offset"], rows["bytes"]):
+        assert np.array_equal(result.slot_buffers[slot][:got], body[offset:offset + got])
 
 
 @pytest.mark.parametrize("family", ["4", "6"])

@@ -462,6 +462,8 @@ cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
     r.pretransfer_s[i] = info_seconds(s.easy, CURLINFO_PRETRANSFER_TIME_T)
     r.ttfb_s[i] = info_seconds(s.easy, CURLINFO_STARTTRANSFER_TIME_T)
     r.total_s[i] = info_seconds(s.easy, CURLINFO_TOTAL_TIME_T)
+    if result == CURLE_ABORTED_BY_CALLBACK:  # cut in flight: libcurl's clock stopped at its last progress update
+        r.total_s[i] = op_now_wall() - s.t_start
     curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_IP, &ip)
     copy_text(r.remote_ip + i * IP_CAP, ip, IP_CAP)
     r.ip_family[i] = 0 if ip == NULL or ip[0] == 0 else (6 if strchr(ip, 58) != NULL else 4)
@@ -491,6 +493,8 @@ cdef void finish_request(Slot *s, CURLcode result) noexcept nogil:
     if ts.shared.finished_fd >= 0:
         op_event_wake(ts.shared.finished_fd)
     ts.requests_done += 1
+    if result == CURLE_ABORTED_BY_CALLBACK:
+        return
     if result != CURLE_OK or code >= 400 or code == 0:
         ts.errors += 1
 
@@ -536,8 +540,24 @@ cdef void wait_and_act(ThreadState *ts, int cap_ms) noexcept nogil:
         curl_multi_socket_action(ts.multi, CURL_SOCKET_TIMEOUT, 0, &running)
 
 
+cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
+    """How long a read plan's thread may sleep: not past the run's deadline, when GETs in flight are cut."""
+    cdef double left
+    if sh.queue_mode or sh.deadline <= 0:
+        return IDLE_WAIT_MS
+    left = (sh.deadline - op_now_mono()) * 1e3
+    return 0 if left <= 0 else (<int>left + 1 if left + 1 < IDLE_WAIT_MS else IDLE_WAIT_MS)
+
+
+cdef inline bint past_deadline(Shared *sh) noexcept nogil:
+    return not sh.queue_mode and sh.deadline > 0 and op_now_mono() >= sh.deadline
+
+
 cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
-    """Keep every slot of this thread busy until the plan, the queue's end or a stop ends it."""
+    """Keep every slot of this thread busy until the plan, the queue's end, the deadline or a stop ends it.
+    GETs still in flight when a read plan's deadline passes, or at an abort, are cut: each leaves a row
+    with curl code CURLE_ABORTED_BY_CALLBACK and the bytes that had arrived, so a run lasts its duration
+    and counts every byte it moved."""
     cdef Shared *sh = ts.shared
     cdef int i, left = 0, active = 0
     cdef CURLMsg *msg
@@ -561,9 +581,9 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
                     break
                 wait_and_act(ts, IDLE_WAIT_MS)
                 continue
-        elif active == 0:
+        elif active == 0 or past_deadline(sh):
             break
-        wait_and_act(ts, IDLE_WAIT_MS)
+        wait_and_act(ts, wait_cap_ms(sh))
         while True:
             msg = curl_multi_info_read(ts.multi, &left)
             if msg == NULL:
@@ -585,6 +605,8 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
     i = ts.index
     while i < nslots:
         if slots[i].busy:
+            if slots[i].op == OPC_GET:
+                finish_request(&slots[i], CURLE_ABORTED_BY_CALLBACK)
             curl_multi_remove_handle(ts.multi, slots[i].easy)
             slots[i].busy = 0
         i += stride
@@ -1002,7 +1024,8 @@ cdef class Engine:
     # -- running -----------------------------------------------------------
 
     def start(self, double duration=0.0):
-        """Start the engine threads; ``duration`` > 0 stops issuing requests after that many seconds."""
+        """Start the engine threads; ``duration`` > 0 ends a read plan after that many seconds, cutting
+        the GETs in flight (a queue's jobs are the caller's to stop)."""
         import threading
         if self._pythreads:
             raise RuntimeError("an Engine runs once")
