@@ -55,7 +55,8 @@ def build_parser():
     add_target_args(p)
     add_write_args(p)
     b = p.add_argument_group("budget")
-    b.add_argument("--duration", "-d", type=duration_arg, help="stop starting uploads after this long")
+    b.add_argument("--duration", "-d", type=duration_arg,
+                   help="run this long; parts in flight are cut then and their objects aborted")
     b.add_argument("--requests", "-n", type=positive_int, help="write this many objects (default: each key once)")
     p.add_argument("--create-bucket", action="store_true", help="create the bucket(s) if missing")
     add_connection_args(p)

@@ -24,6 +24,7 @@ from objperf.recorder import Recorder, RunResult
 from objperf.run import abort_and_drain
 from objperf.s3client import Attempt, S3Client, S3Settings
 from objperf.schema import OPS
+from objperf.summary import CUT_CURL_CODE
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
@@ -183,6 +184,7 @@ class Uploader:
         self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
         self.deadline = 0.0
         self.stopping = False
+        self.ended_on_time = False  # the deadline cut the parts in flight
         self._put_urls: dict[tuple[str, str], str] = {}
         self._creating: Upload | None = None  # its CreateMultipartUpload has been sent, no answer read yet
 
@@ -191,7 +193,7 @@ class Uploader:
     def start(self) -> None:
         if self.workload.duration:
             self.deadline = time.monotonic() + self.workload.duration
-        self.engine.start()
+        self.engine.start(self.workload.duration or 0.0)
 
     @property
     def done(self) -> bool:
@@ -200,16 +202,14 @@ class Uploader:
     def step(self) -> None:
         """Take finished parts in, complete or abort what can be, feed the engine."""
         self._take(self.engine.drain())
+        if self._time_is_up() and not self.ended_on_time:
+            self._end_on_time()
+            return
         if not self.stopping and self._budget_spent():
             self.stopping = True
         self._settle()
         if not self.done:
             self._feed()
-
-    def stop(self) -> None:
-        """No new objects and no new parts: what is in flight finishes, the rest is aborted."""
-        self.stopping = True
-        self.deadline = time.monotonic()
 
     def close(self, *, abort: bool = False) -> None:
         """End the engine; abort every upload still open (after an interrupt or an error)."""
@@ -222,6 +222,19 @@ class Uploader:
             self._abort(upload, failed=not abort)
         if self._creating is not None:
             self._abort_unanswered_create(self._creating)
+
+    def _end_on_time(self) -> None:
+        """The run's time is up, and the engine has cut the parts in flight, as it cuts reads: take
+        their rows, complete the objects whose every part had arrived, abort the rest."""
+        self.stopping = self.ended_on_time = True
+        abort_and_drain(self.engine, self._take)
+        self.unfinished_jobs = 0  # jobs queued but never started leave no row
+        for upload in list(self.open.values()):
+            upload.in_flight = 0
+            if not upload.failed and len(upload.etags) == upload.nparts:
+                self._complete(upload)
+            else:
+                self._abort(upload, failed=upload.failed)
 
     def _abort_unanswered_create(self, upload: Upload) -> None:
         """Ctrl-C landed while CreateMultipartUpload was on the wire: the store may have opened an
@@ -241,8 +254,11 @@ class Uploader:
 
     # -- internals ----------------------------------------------------------------
 
+    def _time_is_up(self) -> bool:
+        return bool(self.deadline) and time.monotonic() >= self.deadline
+
     def _budget_spent(self) -> bool:
-        if self.deadline and time.monotonic() >= self.deadline:
+        if self._time_is_up():
             return True
         if self.workload.requests is not None:
             return self.objects_started >= self.workload.requests
@@ -263,11 +279,11 @@ class Uploader:
             upload.in_flight -= 1
             if ok[i]:
                 upload.etags[int(cols["offset"][i] // self.workload.part_size) + 1] = cols["etag"][i].decode()
-            else:
+            elif cols["curl_code"][i] != CUT_CURL_CODE:  # a cut part leaves its object cut, not failed
                 upload.failed = True
 
     def _settle(self) -> None:
-        past_deadline = bool(self.deadline) and time.monotonic() >= self.deadline
+        past_deadline = self._time_is_up()
         for upload in list(self.open.values()):
             if upload.in_flight:
                 continue
@@ -279,8 +295,7 @@ class Uploader:
                 self._complete(upload)
 
     def _feed(self) -> None:
-        past_deadline = bool(self.deadline) and time.monotonic() >= self.deadline
-        while self.unfinished_jobs < self.depth and not past_deadline:
+        while self.unfinished_jobs < self.depth and not self._time_is_up():  # a CREATE_MPU may take it past
             upload = next((u for u in self.open.values() if not u.all_submitted and not u.failed), None)
             if upload is None:
                 if self.stopping or self._budget_spent():

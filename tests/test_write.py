@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
+from objperf.summary import CUT_CURL_CODE
 from objperf.write import WriteWorkload, expected_bytes, make_payload, run_mixed, run_write
 
 MIB = 1 << 20
@@ -187,6 +188,23 @@ def test_failed_parts_abort_the_upload(store, tmp_path):
     assert (parts["curl_code"] == 28).any()  # CURLE_OPERATION_TIMEDOUT
     assert (rows["op"] == "ABORT_MPU").sum() == 2
     assert result.summary["objects_failed"] == 2 and result.summary["objects_written"] == 0
+    assert no_open_uploads(store)
+
+
+def test_duration_cuts_the_parts_in_flight(store, tmp_path):
+    # Parts are always in flight in a timed run: at its end they are cut, and their objects aborted.
+    result = write(store, tmp_path / "d", object_size=64 * MIB, part_size=8 * MIB, duration=1.0, keys=2)
+    rows = load(tmp_path / "d")
+    parts = rows[rows["op"] == "UPLOAD_PART"]
+    cut = parts[parts["curl_code"] == CUT_CURL_CODE]
+    assert len(cut) > 0 and (cut["bytes"] <= cut["length"]).all()
+    started = rows["t_start"].min()
+    assert (parts["t_start"] < started + 1.0).all()  # nothing sent once the time was up
+    assert (cut["t_start"] + cut["total_s"] < started + 1.5).all()
+    summary = result.summary
+    assert summary["cut_requests"] == len(cut) and summary["error_requests"] == 0
+    assert summary["objects_cut"] >= 1 and summary["objects_failed"] == 0
+    assert summary["bytes"] == rows["bytes"].sum()
     assert no_open_uploads(store)
 
 

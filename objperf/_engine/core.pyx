@@ -300,12 +300,16 @@ cdef bint claim_job(Shared *sh, int64_t *job) noexcept nogil:
             return True
 
 
+cdef inline bint past_deadline(Shared *sh) noexcept nogil:
+    return sh.deadline > 0 and op_now_mono() >= sh.deadline
+
+
 cdef bint start_job(Slot *s) noexcept nogil:
     """Take the next job from the queue, if any, and start it on this slot."""
     cdef ThreadState *ts = s.ts
     cdef Shared *sh = ts.shared
     cdef int64_t job, j
-    if op_atomic_load_int(&sh.stop) != STOP_NONE or not claim_job(sh, &job):
+    if op_atomic_load_int(&sh.stop) != STOP_NONE or past_deadline(sh) or not claim_job(sh, &job):
         return False
     j = job % sh.job_cap
     s.op = sh.job_op[j]
@@ -357,7 +361,7 @@ cdef bint start_plan(Slot *s) noexcept nogil:
     cdef int64_t n, key, nr, r, size, prev
     if op_atomic_load_int(&sh.stop) != STOP_NONE:
         return False
-    if sh.deadline > 0 and op_now_mono() >= sh.deadline:
+    if past_deadline(sh):
         return False
     n = op_atomic_add(&sh.next_req, 1)
     if sh.max_requests >= 0 and n >= sh.max_requests:
@@ -541,23 +545,18 @@ cdef void wait_and_act(ThreadState *ts, int cap_ms) noexcept nogil:
 
 
 cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
-    """How long a read plan's thread may sleep: not past the run's deadline, when GETs in flight are cut."""
+    """How long a thread may sleep: not past the run's deadline, when the requests in flight are cut."""
     cdef double left
-    if sh.queue_mode or sh.deadline <= 0:
+    if sh.deadline <= 0:
         return IDLE_WAIT_MS
     left = (sh.deadline - op_now_mono()) * 1e3
     return 0 if left <= 0 else (<int>left + 1 if left + 1 < IDLE_WAIT_MS else IDLE_WAIT_MS)
 
 
-cdef inline bint past_deadline(Shared *sh) noexcept nogil:
-    return not sh.queue_mode and sh.deadline > 0 and op_now_mono() >= sh.deadline
-
-
 cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
     """Keep every slot of this thread busy until the plan, the queue's end, the deadline or a stop ends it.
-    GETs still in flight when a read plan's deadline passes, or at an abort, are cut: each leaves a row
-    with curl code CURLE_ABORTED_BY_CALLBACK and the bytes that had arrived, so a run lasts its duration
-    and counts every byte it moved."""
+    Requests still in flight when the deadline passes or at an abort are cut: each leaves a row with curl code CURLE_ABORTED_BY_CALLBACK and the bytes moved until then,
+    so a run lasts its duration and counts every byte it moved."""
     cdef Shared *sh = ts.shared
     cdef int i, left = 0, active = 0
     cdef CURLMsg *msg
@@ -571,7 +570,7 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
             active += 1
         i += stride
     while True:
-        if op_atomic_load_int(&sh.stop) == STOP_ABORT:
+        if op_atomic_load_int(&sh.stop) == STOP_ABORT or past_deadline(sh):
             break
         if sh.queue_mode:
             active += fill_idle(ts, slots, nslots, stride)
@@ -579,9 +578,9 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
                 if op_atomic_load_int(&sh.stop) != STOP_NONE or (
                         op_atomic_load_int(&sh.closed) and op_atomic_load(&sh.job_tail) >= op_atomic_load(&sh.job_head)):
                     break
-                wait_and_act(ts, IDLE_WAIT_MS)
+                wait_and_act(ts, wait_cap_ms(sh))
                 continue
-        elif active == 0 or past_deadline(sh):
+        elif active == 0:
             break
         wait_and_act(ts, wait_cap_ms(sh))
         while True:
@@ -605,8 +604,7 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
     i = ts.index
     while i < nslots:
         if slots[i].busy:
-            if slots[i].op == OPC_GET:
-                finish_request(&slots[i], CURLE_ABORTED_BY_CALLBACK)
+            finish_request(&slots[i], CURLE_ABORTED_BY_CALLBACK)
             curl_multi_remove_handle(ts.multi, slots[i].easy)
             slots[i].busy = 0
         i += stride
@@ -1024,8 +1022,8 @@ cdef class Engine:
     # -- running -----------------------------------------------------------
 
     def start(self, double duration=0.0):
-        """Start the engine threads; ``duration`` > 0 ends a read plan after that many seconds, cutting
-        the GETs in flight (a queue's jobs are the caller's to stop)."""
+        """Start the engine threads; ``duration`` > 0 ends the run after that many seconds, cutting the
+        requests in flight (a queue's jobs not yet started are left, and the threads end)."""
         import threading
         if self._pythreads:
             raise RuntimeError("an Engine runs once")
