@@ -225,9 +225,11 @@ class Uploader:
 
     def _end_on_time(self) -> None:
         """The run's time is up, and the engine has cut the parts in flight, as it cuts reads: take
-        their rows, complete the objects whose every part had arrived, abort the rest."""
+        their rows, complete the objects whose every part had arrived, abort the rest.  The run's clock
+        stops first: the calls that close the uploads move no data, and a run lasts its duration."""
         self.stopping = self.ended_on_time = True
         abort_and_drain(self.engine, self._take)
+        self.recorder.stop_clock()
         self.unfinished_jobs = 0  # jobs queued but never started leave no row
         for upload in list(self.open.values()):
             upload.in_flight = 0
