@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.summary import CUT_CURL_CODE
+from objperf.summary import cut_requests
 
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
@@ -16,9 +16,9 @@ def ok_rows(df: pd.DataFrame) -> pd.Series:
 
 
 def cut_rows(df: pd.DataFrame) -> pd.Series:
-    """True where a GET was cut in flight when the run's time was up: neither a success nor a failure,
-    its ``bytes`` what arrived until then."""
-    return df["curl_code"] == CUT_CURL_CODE
+    """True where a request was cut in flight when the run's time was up, before any error status
+    arrived: neither a success nor a failure, its ``bytes`` what moved until then."""
+    return cut_requests(df["curl_code"], df["status"])
 
 
 def first_byte_rows(df: pd.DataFrame) -> pd.Series:

@@ -9,9 +9,16 @@ import numpy as np
 GIB = 1 << 30
 # Engine op codes by direction (objperf.schema.OPS: GET, PUT, UPLOAD_PART, ...).
 DIRECTIONS = {"read": (0,), "write": (1, 2)}
-# A GET still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded the
-# bytes that had arrived.  libcurl's "aborted by an application callback", which objperf raises no other way.
+# A request still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded
+# the bytes moved until then.  libcurl's "aborted by an application callback", which objperf raises no
+# other way.  Cut before an error status arrived, it is neither a success nor a failure; an error
+# status that had arrived (a 503 cut mid-body) still makes it a failure.
 CUT_CURL_CODE = 42
+
+
+def cut_requests(curl_code, status):
+    """Where requests were cut before an error status arrived: NumPy arrays or pandas Series alike."""
+    return (curl_code == CUT_CURL_CODE) & (status < 300)
 
 
 def _counts(values: np.ndarray) -> dict:
@@ -36,8 +43,9 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     status, curl_code = cols["status"], cols["curl_code"]
     answered = (status >= 200) & (status < 300)
     ok = (curl_code == 0) & answered
-    cut = curl_code == CUT_CURL_CODE
+    cut = cut_requests(curl_code, status)
     failed = ~ok & ~cut
+    curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
     total_bytes = int(cols["bytes"].sum())
     n = len(status)
     first_byte = ok | (cut & answered & (cols["ttfb_s"] > 0))
@@ -74,7 +82,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
         "curl_error_counts": {f"{k} {curl_strerror(k)}": v
-                              for k, v in _counts(curl_code[failed & (curl_code != 0)]).items()},
+                              for k, v in _counts(curl_code[curl_failed]).items()},
         "client_cpu_s": cpu_s,
         "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
         "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,

@@ -24,7 +24,7 @@ from objperf.recorder import Recorder, RunResult
 from objperf.run import abort_and_drain
 from objperf.s3client import Attempt, S3Client, S3Settings
 from objperf.schema import OPS
-from objperf.summary import CUT_CURL_CODE
+from objperf.summary import cut_requests
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
@@ -273,6 +273,7 @@ class Uploader:
             return
         self.recorder.add(cols)
         ok = (cols["curl_code"] == 0) & (cols["status"] >= 200) & (cols["status"] < 300)
+        cut = cut_requests(cols["curl_code"], cols["status"])
         for i in range(len(cols["offset"])):
             self.unfinished_jobs -= 1
             upload = self.open.get(int(cols["key_index"][i]))
@@ -281,7 +282,7 @@ class Uploader:
             upload.in_flight -= 1
             if ok[i]:
                 upload.etags[int(cols["offset"][i] // self.workload.part_size) + 1] = cols["etag"][i].decode()
-            elif cols["curl_code"][i] != CUT_CURL_CODE:  # a cut part leaves its object cut, not failed
+            elif not cut[i]:  # a cut part leaves its object cut, not failed
                 upload.failed = True
 
     def _settle(self) -> None:

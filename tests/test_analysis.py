@@ -68,3 +68,22 @@ def test_summary_percentiles_are_numpys(rows):
     for values in (ttfb_ms, ttfb_ms[:1], ttfb_ms[:2], np.random.default_rng(7).exponential(size=1001)):
         assert np.allclose(percentiles(values, [50, 90, 99]), np.percentile(values, [50, 90, 99]), rtol=0, atol=1e-12)
     assert all(np.isnan(percentiles(np.array([]), [50, 99])))
+
+
+def test_a_cut_request_is_a_failure_only_once_an_error_status_arrived():
+    import pandas as pd
+
+    from objperf.analysis import cut_rows
+    from objperf.summary import CUT_CURL_CODE, summarize
+
+    # Cut before any answer, cut mid-body of a 206, cut mid-body of a 503; then a finished 206.
+    cols = {"status": np.array([0, 206, 503, 206], np.int16),
+            "curl_code": np.array([CUT_CURL_CODE] * 3 + [0], np.int32),
+            "bytes": np.array([0, 100, 0, 1000], np.int64), "op": np.zeros(4, np.int8),
+            "ttfb_s": np.array([0, 0.01, 0.01, 0.01]), "total_s": np.ones(4), "s3_error": np.array([b""] * 4)}
+    s = summarize(cols, wall_s=1.0, cpu_s=0.1)
+    assert (s["requests"], s["ok_requests"], s["error_requests"], s["cut_requests"]) == (4, 1, 1, 2)
+    assert s["bytes"] == 1100 and s["status_counts"] == {"206": 1, "503": 1} and s["curl_error_counts"] == {}
+    frame = pd.DataFrame({k: list(v) for k, v in cols.items()})
+    assert list(cut_rows(frame)) == [True, True, False, False]
+    assert error_counts(frame)[["status", "count"]].values.tolist() == [[503, 1]]
