@@ -41,9 +41,10 @@ def kernel_ceiling() -> int:
         return 1 << 20
 
 
-def ensure_open_files(concurrency: int, extra: int = 0) -> int:
+def ensure_open_files(concurrency: int, extra: int = 0, *, what: str = "") -> int:
     """Make room for a socket per slot (and ``extra`` more files) in this process; returns the
-    soft limit now in force.  Raises UsageError when the process may not open that many."""
+    soft limit now in force.  Raises UsageError when the process may not open that many, naming
+    the concurrency as ``what`` (default "concurrency N")."""
     need = open_files_in_use() + concurrency + extra + RESERVE
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or need <= soft:
@@ -52,7 +53,7 @@ def ensure_open_files(concurrency: int, extra: int = 0) -> int:
         raised = need if hard == resource.RLIM_INFINITY else hard
         resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
         return raised
-    wanted = f"concurrency {concurrency:,} needs about {need:,} open files"
+    wanted = f"{what or f'concurrency {concurrency:,}'} needs about {need:,} open files"
     if need > kernel_ceiling():
         raise UsageError(f"{wanted}, more than this kernel allows a process (fs.nr_open = {kernel_ceiling():,}); "
                          "lower --concurrency")

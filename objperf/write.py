@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from objperf.errors import ObjperfError, UsageError
+from objperf.limits import ensure_open_files
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
 from objperf.run import abort_and_drain
@@ -493,6 +494,11 @@ def run_mixed(read_target, read_workload, settings: S3Settings, write_workload: 
     write_workload.validate()
     if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
         raise UsageError("a mixed run needs --duration (or a request or byte budget for the reads)")
+    # Each engine checks only its own sockets against the open-file limit; a mixed run holds both's.
+    ensure_open_files(read_workload.concurrency + write_workload.concurrency,
+                      extra=8 * (read_workload.threads + write_workload.threads),
+                      what=f"reads and writes together ({read_workload.concurrency:,} + "
+                           f"{write_workload.concurrency:,} in flight)")
     client = S3Client(settings)
     for bucket in write_workload.buckets:
         if create_buckets:

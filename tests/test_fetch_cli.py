@@ -132,16 +132,17 @@ def test_no_credentials(store):
     one_line_failure(fetch(store, f"s3://{store.bucket}/data/small.bin", env=env), "no credentials found")
 
 
-def fetch_under_open_file_limit(store, soft: int, hard: int, *args: str, may_raise_hard: bool = True):
-    """A fetch in a shell whose ``ulimit -n`` is soft/hard; as root, one that also cannot raise the
-    hard limit (as any other user cannot)."""
+def fetch_under_open_file_limit(store, soft: int, hard: int, *args: str, may_raise_hard: bool = True,
+                                module: str = FETCH):
+    """A fetch (or ``module``) in a shell whose ``ulimit -n`` is soft/hard; as root, one that also
+    cannot raise the hard limit (as any other user cannot)."""
     import resource
     import shutil
 
     prefix = []
     if not may_raise_hard and os.geteuid() == 0:
         prefix = [shutil.which("setpriv"), "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource"]
-    return subprocess.run([*prefix, sys.executable, "-m", FETCH, f"s3://{store.bucket}/data/small.bin", *args,
+    return subprocess.run([*prefix, sys.executable, "-m", module, f"s3://{store.bucket}/data/small.bin", *args,
                            "--endpoint", store.server.endpoint, "--addressing", "path"],
                           capture_output=True, text=True, env=store.env(), timeout=120, stdin=subprocess.DEVNULL,
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard)))
@@ -159,6 +160,15 @@ def test_concurrency_above_the_soft_open_file_limit_still_connects(store):
 def test_concurrency_above_the_hard_open_file_limit_is_one_line(store):
     proc = fetch_under_open_file_limit(store, 48, 48, "-c", "96", may_raise_hard=False)
     one_line_failure(proc, "concurrency 96 needs about")
+    assert "ulimit -Hn" in proc.stderr
+
+
+def test_mixed_run_counts_both_directions_sockets_against_the_limit(store):
+    # Either engine alone fits in 240 open files; the 100 + 100 sockets of both, held at once, do not.
+    proc = fetch_under_open_file_limit(store, 48, 240, "--read-concurrency", "100", "--write-concurrency", "100",
+                                       "--threads", "1", "--duration", "1s", may_raise_hard=False,
+                                       module="objperf.mixed")
+    one_line_failure(proc, "reads and writes together (100 + 100 in flight) needs about")
     assert "ulimit -Hn" in proc.stderr
 
 
