@@ -225,9 +225,10 @@ class Uploader:
             self._abort_unanswered_create(self._creating)
 
     def _end_on_time(self) -> None:
-        """The run's time is up, and the engine has cut the parts in flight, as it cuts reads: take
-        their rows, complete the objects whose every part had arrived, abort the rest.  The run's clock
-        stops first: the calls that close the uploads move no data, and a run lasts its duration."""
+        """The run's time is up: the engine cuts the parts in flight, as it cuts reads (here, if this
+        comes first).  Take their rows, complete the objects whose every part had arrived, abort the
+        rest.  The run's clock stops first: closing the uploads moves no data, and a run lasts its
+        duration."""
         self.stopping = self.ended_on_time = True
         abort_and_drain(self.engine, self._take)
         self.recorder.stop_clock()

@@ -555,8 +555,9 @@ cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
 
 cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
     """Keep every slot of this thread busy until the plan, the queue's end, the deadline or a stop ends it.
-    Requests still in flight when the deadline passes or at an abort are cut: each leaves a row with curl code CURLE_ABORTED_BY_CALLBACK and the bytes moved until then,
-    so a run lasts its duration and counts every byte it moved."""
+    Requests still in flight when the deadline passes, or at an abort, are cut: each leaves a row with
+    curl code CURLE_ABORTED_BY_CALLBACK and the bytes moved until then, so a run lasts its duration and
+    counts every byte it moved."""
     cdef Shared *sh = ts.shared
     cdef int i, left = 0, active = 0
     cdef CURLMsg *msg
