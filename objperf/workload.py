@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 
 from objperf.errors import UsageError
 
 SINKS = ("ram", "discard", "file")
 ENGINES = ("curl", "requests")
+# libcurl's CONNECT_TO: HOST:PORT:ADDR:PORT, any part but the last pair may be empty, IPv6 in brackets.
+_HOST, _PORT = r"(?:\[[0-9A-Za-z:.%]+\]|[^:\[\]]*)", r"(\d{0,5})"
+_CONNECT_TO = re.compile(rf"{_HOST}:{_PORT}:({_HOST}):{_PORT}")
+
+
+def check_connect_to(entries) -> None:
+    """libcurl ignores a CONNECT_TO entry it cannot parse, and the run would measure the server that
+    DNS gives instead of the one pinned: refuse it."""
+    for entry in entries:
+        match = _CONNECT_TO.fullmatch(entry)
+        if not match or not (match[2] or match[3]) or any(p and int(p) > 65535 for p in (match[1], match[3])):
+            raise UsageError(f"bad --connect-to {entry!r}: expected HOST:PORT:ADDR:PORT, as 127.0.0.1:9000:[::1]:9000 "
+                             "(HOST and PORT may be empty to match any)")
 
 
 @dataclass
@@ -60,6 +74,7 @@ class ReadWorkload:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive")
+        check_connect_to(self.connect_to)
         if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.interface
                                           or self.http_version != "1.1"):
             raise UsageError("the requests engine supports neither --ip, --connect-to, --interface nor HTTP/2")

@@ -26,6 +26,7 @@ from objperf.run import abort_and_drain
 from objperf.s3client import Attempt, S3Client, S3Settings
 from objperf.schema import OPS
 from objperf.summary import cut_requests
+from objperf.workload import check_connect_to
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
@@ -91,6 +92,7 @@ class WriteWorkload:
                 raise UsageError(f"{name} must be positive")
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
+        check_connect_to(self.connect_to)
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to)}

@@ -231,6 +231,7 @@ def test_mixed_run_has_both_directions(store, tmp_path):
     (["--part-size", "1MiB", "--object-size", "8MiB"], "part size must be between 5 MiB and 5 GiB"),
     (["--object-size", "lots"], "bad size"),
     (["--keys", "0"], "must be at least 1"),
+    (["--connect-to", "pinned"], "bad --connect-to 'pinned'"),
 ])
 def test_put_bad_input(store, args, message):
     proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
