@@ -16,6 +16,8 @@ import numpy as np
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NIC_COLUMNS = ("t", "iface", "rx_bytes", "tx_bytes")
 CPU_COLUMNS = ("t", "cpu", "user_s", "system_s", "idle_s")
+# Below this many body bytes, headers and other traffic outweigh them: NIC against app says nothing.
+COMPARED_FROM_BYTES = 1 << 20
 
 
 class ProcFile:
@@ -148,7 +150,7 @@ class Sampler:
             report["nic_rx_bytes"], report["nic_tx_bytes"] = rx, tx
             for direction, nic_bytes in (("read", rx), ("write", tx)):
                 app = app_bytes.get(direction, 0)
-                if app:
+                if app >= COMPARED_FROM_BYTES:
                     report[f"nic_vs_app_{direction}_pct"] = (nic_bytes - app) / app * 100
         process = cpu["cpu"] == "process"
         if process.sum() >= 2 and wall_s > 0:
