@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.summary import cut_requests
+from objperf.summary import cut_requests, first_byte_requests
 
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
@@ -23,8 +23,7 @@ def cut_rows(df: pd.DataFrame) -> pd.Series:
 
 def first_byte_rows(df: pd.DataFrame) -> pd.Series:
     """True where the body's first byte arrived, so TTFB is known: successes, and GETs cut after it."""
-    answered = (df["status"] >= 200) & (df["status"] < 300)
-    return ok_rows(df) | (cut_rows(df) & answered & (df["ttfb_s"] > 0))
+    return first_byte_requests(df["curl_code"], df["status"], df["ttfb_s"])
 
 
 def failed_rows(df: pd.DataFrame) -> pd.Series:
@@ -88,7 +87,7 @@ def ttfb_percentiles(df: pd.DataFrame, *, by: str | list[str] | None = None,
 
 def error_counts(df: pd.DataFrame) -> pd.DataFrame:
     """Failed requests by HTTP status, S3 error code and curl code, with their share of all requests
-    (GETs cut when the time was up are not failures)."""
+    (requests cut when the time was up are not failures)."""
     failed = df[failed_rows(df)]
     counts = (failed.groupby(["status", "s3_error", "curl_code"], observed=True).size()
               .rename("count").reset_index())

@@ -21,6 +21,11 @@ def cut_requests(curl_code, status):
     return (curl_code == CUT_CURL_CODE) & (status < 300)
 
 
+def first_byte_requests(curl_code, status, ttfb_s):
+    """Where a success's body, or a cut one's, had begun to arrive: TTFB is known."""
+    return ((curl_code == 0) | (curl_code == CUT_CURL_CODE)) & (status >= 200) & (status < 300) & (ttfb_s > 0)
+
+
 def _counts(values: np.ndarray) -> dict:
     keys, counts = np.unique(values, return_counts=True)
     return dict(zip(keys.tolist(), counts.tolist()))
@@ -41,14 +46,13 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     from objperf._engine.core import curl_strerror
 
     status, curl_code = cols["status"], cols["curl_code"]
-    answered = (status >= 200) & (status < 300)
-    ok = (curl_code == 0) & answered
+    ok = (curl_code == 0) & (status >= 200) & (status < 300)
     cut = cut_requests(curl_code, status)
     failed = ~ok & ~cut
     curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
     total_bytes = int(cols["bytes"].sum())
     n = len(status)
-    first_byte = ok | (cut & answered & (cols["ttfb_s"] > 0))
+    first_byte = first_byte_requests(curl_code, status, cols["ttfb_s"])
     ttfb = cols["ttfb_s"][first_byte & (cols["op"] == 0)] * 1000  # time to first byte means something for GETs
     p50, p90, p99 = percentiles(ttfb, [50, 90, 99])
     s3_errors = cols["s3_error"][cols["s3_error"] != b""]
