@@ -59,13 +59,18 @@ def _open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int
     return fds
 
 
-def abort_and_drain(engine, take: Callable[[dict | None], None]) -> None:
-    """Stop ``engine`` now and hand its last rows to ``take``, the GETs it cut among them.  Draining
-    while joining: a thread whose row ring is full waits for room before it can end."""
-    engine.stop(abort=True)
+def drain_until_done(engine, take: Callable[[dict | None], None]) -> None:
+    """Hand ``take`` the rows of an engine told to stop, until its threads end.  Draining while
+    joining: a thread whose row ring is full waits for room before it can end."""
     while not engine.join(DRAIN_EVERY_S):
         take(engine.drain())
     take(engine.drain())
+
+
+def abort_and_drain(engine, take: Callable[[dict | None], None]) -> None:
+    """Stop ``engine`` now and hand its last rows to ``take``, the requests it cut among them."""
+    engine.stop(abort=True)
+    drain_until_done(engine, take)
 
 
 def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:

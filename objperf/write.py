@@ -22,7 +22,7 @@ from objperf.errors import ObjperfError, UsageError
 from objperf.limits import ensure_open_files
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
-from objperf.run import abort_and_drain
+from objperf.run import abort_and_drain, drain_until_done
 from objperf.s3client import Attempt, S3Client, S3Settings
 from objperf.schema import OPS
 from objperf.summary import cut_requests
@@ -218,8 +218,7 @@ class Uploader:
         """End the engine; abort every upload still open (after an interrupt or an error)."""
         self.engine.stop(abort=abort)
         self.engine.close_queue()
-        self.engine.join()
-        self._take(self.engine.drain())
+        drain_until_done(self.engine, self._take)
         for upload in list(self.open.values()):
             upload.in_flight = 0
             self._abort(upload, failed=not abort)
