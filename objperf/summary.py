@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 GIB = 1 << 30
+# Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
+PER_GIB_FROM_BYTES = 1 << 20
 # Engine op codes by direction (objperf.schema.OPS: GET, PUT, UPLOAD_PART, ...).
 DIRECTIONS = {"read": (0,), "write": (1, 2)}
 # A request still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded
@@ -119,7 +121,8 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         f"  HTTP status  {counts(s['status_counts'])}",
         f"  S3 errors    {counts(s['s3_error_counts'])}",
         f"  curl errors  {counts(s['curl_error_counts'])}",
-        f"  client CPU   {s['client_cpu_s']:.2f} s = {s['client_cpu_s_per_gib']:.3f} CPU-s/GiB"
+        f"  client CPU   {s['client_cpu_s']:.2f} s"
+        + (f" = {s['client_cpu_s_per_gib']:.3f} CPU-s/GiB" if s["bytes"] >= PER_GIB_FROM_BYTES else "")
         + (f"   peak RSS {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else ""),
     ]
     if "verified" in s:
