@@ -202,7 +202,7 @@ def test_duration_cuts_the_parts_in_flight(store, tmp_path):
     assert (parts["t_start"] < started + 1.0).all()  # nothing sent once the time was up
     assert (cut["t_start"] + cut["total_s"] < started + 1.5).all()
     summary = result.summary
-    assert 1.0 <= summary["wall_s"] < 2.0  # the run lasts its duration; closing the uploads is not timed
+    assert 1.0 <= summary["wall_s"] < 2.5  # the run lasts its duration; closing the uploads is not timed
     assert summary["cut_requests"] == len(cut) and summary["error_requests"] == 0
     assert summary["objects_cut"] >= 1 and summary["objects_failed"] == 0
     assert summary["bytes"] == rows["bytes"].sum()
