@@ -263,8 +263,7 @@ class Uploader:
         return bool(self.deadline) and time.monotonic() >= self.deadline
 
     def _budget_spent(self) -> bool:
-        if self._time_is_up():
-            return True
+        """The object budget (a time budget ends in _end_on_time)."""
         if self.workload.requests is not None:
             return self.objects_started >= self.workload.requests
         if not self.workload.duration:  # no budget given: each key once
@@ -289,14 +288,11 @@ class Uploader:
                 upload.failed = True
 
     def _settle(self) -> None:
-        past_deadline = self._time_is_up()
         for upload in list(self.open.values()):
             if upload.in_flight:
                 continue
             if upload.failed:
                 self._abort(upload)
-            elif past_deadline and not upload.all_submitted:
-                self._abort(upload, failed=False)
             elif len(upload.etags) == upload.nparts:
                 self._complete(upload)
 
