@@ -4,11 +4,16 @@ seeded with objects whose bytes the tests can regenerate."""
 
 from __future__ import annotations
 
+import http.server
 import os
+import re
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
 from objperf.payload import payload, payload_parts
@@ -22,6 +27,7 @@ OBJECTS = {
     "data/small.bin": 1000,             # smaller than one range
     "data/even.bin": 4 * RANGE,
 }
+TRICKLE_SIZE = 32 << 20
 
 
 @dataclass
@@ -81,6 +87,51 @@ def store(tmp_path_factory):
 def run_cli(module: str, *args: str, env: dict | None = None, timeout: float = 120):
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
                           timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+class Trickle(http.server.BaseHTTPRequestHandler):
+    """An object served at about 3 MiB/s per connection: no range of it finishes within a second.
+    ``started`` counts the GETs it has begun to answer."""
+
+    protocol_version = "HTTP/1.1"
+    body = (np.arange(TRICKLE_SIZE) % 251).astype(np.uint8).tobytes()
+    started = 0
+    lock = threading.Lock()
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+
+    def do_GET(self):
+        first, last = map(int, re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {first}-{last}/{len(self.body)}")
+        self.send_header("Content-Length", str(last - first + 1))
+        self.end_headers()
+        with Trickle.lock:
+            Trickle.started += 1
+        try:
+            for at in range(first, last + 1, 64 << 10):
+                self.wfile.write(self.body[at:min(at + (64 << 10), last + 1)])
+                self.wfile.flush()
+                time.sleep(0.02)
+        except (BrokenPipeError, ConnectionResetError):  # the client cut the GET
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def trickle_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/slow.bin"
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(autouse=True)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import http.server
 import mmap
-import re
-import threading
-import time
 import zlib
 
 import numpy as np
 import pytest
 
-from conftest import RANGE
+from conftest import RANGE, TRICKLE_SIZE, Trickle
 from objperf._engine.core import page_array
 from objperf.run import run_read
 from objperf.s3client import S3Settings
@@ -21,7 +17,6 @@ from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload
 
 ENGINES = ["curl", "requests"]
-TRICKLE_SIZE = 32 << 20
 
 
 def read(store, keys, **kw):
@@ -123,46 +118,6 @@ def test_duration_stops_the_run(store):
     assert result.summary["wall_s"] < 10
 
 
-class _Trickle(http.server.BaseHTTPRequestHandler):
-    """An object served at about 3 MiB/s per connection: no range of it finishes within a second."""
-
-    protocol_version = "HTTP/1.1"
-    body = (np.arange(TRICKLE_SIZE) % 251).astype(np.uint8).tobytes()
-
-    def do_HEAD(self):
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.send_header("Accept-Ranges", "bytes")
-        self.end_headers()
-
-    def do_GET(self):
-        first, last = map(int, re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
-        self.send_response(206)
-        self.send_header("Content-Range", f"bytes {first}-{last}/{len(self.body)}")
-        self.send_header("Content-Length", str(last - first + 1))
-        self.end_headers()
-        try:
-            for at in range(first, last + 1, 64 << 10):
-                self.wfile.write(self.body[at:min(at + (64 << 10), last + 1)])
-                self.wfile.flush()
-                time.sleep(0.02)
-        except (BrokenPipeError, ConnectionResetError):  # the client cut the GET
-            pass
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def trickle_url():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/slow.bin"
-    server.shutdown()
-    server.server_close()
-
-
 @pytest.mark.parametrize("engine, late_s", [("curl", 0.6), ("requests", 1.5)])
 def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
     # Whole, each range would take 5 s; the run must end at its duration and keep what arrived.
@@ -178,7 +133,7 @@ def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
     assert summary["bytes"] == rows["bytes"].sum()
     assert "2 cut when the time was up" in format_summary(summary)
     assert summary["ttfb_ms_p50"] > 0  # the first bytes arrived: TTFB is known
-    body = np.frombuffer(_Trickle.body, dtype=np.uint8)
+    body = np.frombuffer(Trickle.body, dtype=np.uint8)
     for slot, offset, got in zip(rows["slot"], rows["offset"], rows["bytes"]):
         assert np.array_equal(result.slot_buffers[slot][:got], body[offset:offset + got])
 
