@@ -20,6 +20,7 @@ from objperf.errors import ObjperfError, ServerError
 from objperf.s3client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
+SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
 START_ATTEMPTS = 3  # a port found free can be taken before SeaweedFS binds it: try again on fresh ones
 
 
@@ -85,6 +86,7 @@ class LocalSeaweed:
         self.secret_key = secrets.token_hex(20)
         self.log_path = Path(log) if log else self.workdir / "weed.log"
         self._procs: list[subprocess.Popen] = []
+        self._grpc_sockets: list[str] = []  # SeaweedFS puts these in /tmp whatever it is told, and leaves them
         self.s3_port = self.s3_port6 = self.s3_port_tls = self.filer_port = self.master_port = 0
 
     # -- lifecycle --------------------------------------------------------
@@ -105,31 +107,47 @@ class LocalSeaweed:
         weed = weed_binary()
         data.mkdir(parents=True, exist_ok=True)
         used: set[int] = set()
-        self.master_port, volume, self.filer_port, self.s3_port = (free_port(avoid=used) for _ in range(4))
+        self.master_port, volume, self.filer_port, self.s3_port, admin = (free_port(avoid=used) for _ in range(5))
+        self._grpc_sockets = [f"/tmp/seaweedfs-admin-grpc-{admin + 10000}.sock",
+                              f"/tmp/seaweedfs-s3-grpc-{self.s3_port + 10000}.sock"]
         master = self.master_port
         env = {**os.environ, "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
-        args = [weed, "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        args = [weed, *self._log_flags(), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 "-master.telemetry=false", f"-master.port={master}", f"-volume.port={volume}",
                 f"-filer.port={self.filer_port}", f"-s3.port={self.s3_port}", "-admin.ui=false", "-webdav=false",
-                "-s3.port.iceberg=0", "-s3.port.lance=0"]  # fixed default ports: two servers would collide
+                f"-admin.port={admin}", "-s3.port.iceberg=0", "-s3.port.lance=0",  # fixed defaults would collide
+                *self._socket_flag("-s3.localSocket", self.s3_port)]
         self._spawn(args, env)
         self._wait_ready(f"http://127.0.0.1:{self.s3_port}/")
         if self.ipv6:
             self.s3_port6 = free_port("::1", socket.AF_INET6, avoid=used, ipv4_too=True)
-            args6 = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=::1",
+            args6 = [weed, *self._log_flags(), "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=::1",
                      f"-port={self.s3_port6}", f"-port.grpc={self.s3_port6 + 10000}",
-                     "-port.iceberg=0", "-port.lance=0"]
+                     "-port.iceberg=0", "-port.lance=0", *self._socket_flag("-localSocket", self.s3_port6)]
+            self._grpc_sockets.append(f"/tmp/seaweedfs-s3-grpc-{self.s3_port6 + 10000}.sock")
             self._spawn(args6, env)
             self._wait_ready(f"http://[::1]:{self.s3_port6}/")
         if self.tls:
             cert, key, ca = self.tls
             self.s3_port_tls = free_port(avoid=used)
-            args_tls = [weed, "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=127.0.0.1",
+            args_tls = [weed, *self._log_flags(), "s3", f"-filer=127.0.0.1:{self.filer_port}", "-ip.bind=127.0.0.1",
                         f"-port={self.s3_port_tls}", f"-port.grpc={self.s3_port_tls + 10000}",
-                        "-port.iceberg=0", "-port.lance=0", f"-cert.file={cert}", f"-key.file={key}"]
+                        "-port.iceberg=0", "-port.lance=0", f"-cert.file={cert}", f"-key.file={key}",
+                        *self._socket_flag("-localSocket", self.s3_port_tls)]
+            self._grpc_sockets.append(f"/tmp/seaweedfs-s3-grpc-{self.s3_port_tls + 10000}.sock")
             self._spawn(args_tls, env)
             self._wait_ready(f"https://127.0.0.1:{self.s3_port_tls}/", ca=ca)
         return self
+
+    def _log_flags(self) -> list[str]:
+        """SeaweedFS's own log files go to the work directory, not to /tmp where they would outlive the server."""
+        return [f"-logdir={self.workdir}"]
+
+    def _socket_flag(self, flag: str, port: int) -> list[str]:
+        """Each S3 gateway's Unix socket in the work directory too (its default, /tmp, keeps it after
+        the server ends), unless that path is too long for a socket address."""
+        path = self.workdir / f"s3-{port}.sock"
+        return [f"{flag}={path}"] if len(str(path)) < SOCKET_PATH_MAX else []
 
     def _spawn(self, args: list[str], env: dict) -> None:
         log = open(self.log_path, "ab")
@@ -163,7 +181,7 @@ class LocalSeaweed:
     def shell(self, commands: list[str]) -> str:
         """Run ``weed shell`` commands against this server (e.g. ``s3.circuitBreaker``); their output."""
         try:
-            done = subprocess.run([weed_binary(), "shell", f"-master=127.0.0.1:{self.master_port}"],
+            done = subprocess.run([weed_binary(), *self._log_flags(), "shell", f"-master=127.0.0.1:{self.master_port}"],
                                   input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ServerError(f"weed shell failed: {exc}") from None
@@ -205,6 +223,9 @@ class LocalSeaweed:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self._procs.clear()
+        for path in self._grpc_sockets:
+            Path(path).unlink(missing_ok=True)
+        self._grpc_sockets.clear()
 
     def __enter__(self) -> LocalSeaweed:
         return self.start()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from conftest import RANGE
 from objperf.run import run_read
 from objperf.s3client import S3Client, S3Settings
+from objperf.seaweed import LocalSeaweed
 from objperf.target import ObjectRef, ResolvedTarget
 from objperf.workload import ReadWorkload
 
@@ -93,3 +97,14 @@ def test_local_seaweed_retries_on_fresh_ports_when_one_was_taken(monkeypatch, tm
         server.stop()
         squatter.close()
     assert f"port {taken}".encode() in (tmp_path / "weed" / "weed.log").read_bytes()  # the first try's failure
+
+
+def test_a_stopped_server_leaves_nothing_in_tmp():
+    def seaweed_files() -> set[str]:
+        return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(("seaweedfs-", "weed."))}
+
+    before = seaweed_files()
+    server = LocalSeaweed(ipv6=True)
+    with server:
+        S3Client(server.settings(ipv6=True)).list_buckets()
+    assert seaweed_files() - before == set() and not server.workdir.exists()
