@@ -141,6 +141,7 @@ class Bench:
             found["aws crt"] = lambda key, size: self.script_get(CRT_SCRIPT, key, size)
         if shutil.which("curl"):
             found["curl"] = lambda key, size: self.curl(self.client.presign(BUCKET, key), size)
+            found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(self.client.presign(BUCKET, key), size)
         if self.nginx_url:
             found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size, "ram")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
@@ -193,6 +194,25 @@ class Bench:
                          env=self.env, stdin=f'url = "{url}"\n')
         if result.ok and result.detail.strip() != str(size):
             result.ok, result.detail = False, f"read {result.detail.strip()} of {size} bytes"
+        return result
+
+    @property
+    def curl_ranged_name(self) -> str:
+        return f"curl {self.concurrency}x"
+
+    def curl_ranged(self, url: str, size: int) -> Measured:
+        # objperf's own workload done by curl: the object's ranges, `concurrency` at a time over reused
+        # connections (curl --parallel), into /dev/null.  The yardstick for the discard sink's CPU per GiB.
+        step = self.part_size
+        config = "next\n".join(f'url = "{url}"\nrange = "{start}-{min(start + step, size) - 1}"\n'
+                                f'output = "/dev/null"\nwrite-out = "%{{size_download}}\\n"\n'
+                                for start in range(0, size, step))
+        result = measure(["curl", "-sS", "--fail", "--parallel", "--parallel-max", str(self.concurrency), "-K", "-"],
+                         env=self.env, stdin=config)
+        if result.ok:
+            got = sum(int(n) for n in result.detail.split())
+            if got != size:
+                result.ok, result.detail = False, f"read {got} of {size} bytes"
         return result
 
     # -- writes: name → f(size, check) → Measured ----------------------------------
@@ -402,6 +422,9 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         if wanted == "best peer":
             values = [r[field] for r in peers]
             return (max(values) if field == "gbps" else min(values)) if values else None
+        if wanted == "curl" and name != "curl" and not name.endswith(" 1x") and "nginx" not in name:
+            # Like for like: concurrent ranged GETs against curl doing the same ones (curl --parallel).
+            wanted = next((n for n in rows if n.startswith("curl ") and n.endswith("x") and rows[n]), wanted)
         key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
         return rows[key][field] if rows.get(key) else None
 
@@ -414,7 +437,10 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
     lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
-             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up", header, "-" * len(header)]
+             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up"
+             + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
+                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
+             header, "-" * len(header)]
     for name, row in rows.items():
         if row is None:
             lines.append(f"{name:20} failed every run: {big[name][-1].detail}")

@@ -1,6 +1,6 @@
 """The bench's round-by-round ratios: each objperf run set against the reference's run of the same round."""
 
-from objperf.bench import round_ratios
+from objperf.bench import render_table, round_ratios
 from objperf.clients import Measured
 
 
@@ -26,3 +26,14 @@ def test_the_best_peer_is_the_fastest_peer_of_each_round():
 
 def test_no_line_without_the_reference():
     assert round_ratios({"objperf ram": [run(1.0)], "boto3": [run(2.0)]}, "s5cmd") == []
+
+
+def test_cpu_is_set_against_curl_doing_the_same_gets():
+    big = {"objperf discard": [run(1.0)], "objperf discard 1x": [run(1.0)],
+           "curl": [Measured(1.0, 0.2, 0.0, 10, 0)], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
+    small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
+    table = render_table("reads", big, small, 1 << 30, base="curl", cpu_base="curl").splitlines()
+    ratio = {line.split("  ")[0].strip(): line.split()[-1] for line in table if line.startswith(("objperf", "curl"))}
+    # objperf's 0.6 CPU-s: half again curl's 16 GETs at a time, three times curl's one stream
+    assert ratio["objperf discard"] == "1.50x" and ratio["objperf discard 1x"] == "3.00x"
+    assert ratio["curl"] == ratio["curl 16x"] == "1.00x"
