@@ -46,6 +46,15 @@ def duration_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def url_lifetime_arg(text: str) -> int:
+    from objperf.s3client import PRESIGN_MAX_SECONDS
+
+    seconds = duration_arg(text)
+    if not 3 <= seconds <= PRESIGN_MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be between 3s and 7 days (168h, SigV4's limit): {text!r}")
+    return int(seconds)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -168,6 +177,8 @@ def new_parser(prog: str, doc: str, examples: str) -> OneLineParser:
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:
+    from objperf.s3client import URL_LIFETIME_S
+
     t = p.add_argument_group("target")
     t.add_argument("--endpoint", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
     t.add_argument("--region", help="signing region (R2: auto)")
@@ -179,6 +190,9 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
                         "profile's ca_bundle, else the system's)")
     t.add_argument("--no-verify-ssl", action="store_true", help="trust any TLS certificate (self-signed test setups)")
     t.add_argument("--buckets", help="comma-separated buckets to spread over (default: the URL's bucket)")
+    t.add_argument("--url-lifetime", type=url_lifetime_arg, default=URL_LIFETIME_S, metavar="DURATION",
+                   help="how long each presigned URL is valid; runs sign them afresh every third of it "
+                        f"(default {URL_LIFETIME_S // 60}m)")
 
 
 def add_connection_args(p: argparse.ArgumentParser) -> None:

@@ -132,8 +132,7 @@ def _run(args, workload, url, settings, keys, buckets) -> int:
     from objperf.run import run_read
     from objperf.target import resolve_read_target
 
-    presign_s = int((workload.duration or 0) * 2 + 24 * 3600)
-    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, presign_seconds=presign_s)
+    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=args.url_lifetime)
     progress = ProgressLine(total_s=workload.duration)
     result = run_read(target, workload, out=args.out, on_progress=progress)
     progress.done()

@@ -82,12 +82,12 @@ def _mixed(args) -> int:
     progress = ProgressLine(total_s=args.duration)
     if args.url:
         settings = s3_settings(args)
-        target = resolve_read_target(args.url, settings, presign_seconds=int(args.duration * 2 + 86400))
+        target = resolve_read_target(args.url, settings, url_lifetime=args.url_lifetime)
         result = run_mixed(target, reads, settings, writes, out=args.out, on_progress=progress)
     else:
         with embedded_server(_say) as server:
             url = seed_embedded(server, args.object_size, None, [], _say)
-            target = resolve_read_target(url, server.settings())
+            target = resolve_read_target(url, server.settings(), url_lifetime=args.url_lifetime)
             result = run_mixed(target, reads, server.settings(), writes, out=args.out, on_progress=progress,
                                create_buckets=True)
     progress.done()

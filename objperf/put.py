@@ -75,7 +75,7 @@ def write_workload(args, buckets: list[str], prefix: str):
         threads=args.threads, keys=args.keys, buckets=tuple(buckets), prefix=prefix, duration=args.duration,
         requests=args.requests, verify=args.verify, cleanup=args.cleanup, ip=args.ip,
         connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http, timeout=args.timeout,
-        **buffer_size_kwargs(args))
+        url_lifetime=args.url_lifetime, **buffer_size_kwargs(args))
     workload.validate()
     return workload
 

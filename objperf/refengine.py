@@ -118,6 +118,11 @@ class RequestsEngine:
     def progress(self):
         return self._bytes, self._requests, self._errors
 
+    def set_urls(self, urls) -> None:
+        if len(urls) != len(self.urls):
+            raise ValueError(f"set_urls needs {len(self.urls)} URLs, one per object, not {len(urls)}")
+        self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]  # one assignment: workers see old or new
+
     def slot_buffer(self, index: int) -> np.ndarray:
         if not self._buffers:
             raise ValueError("slot buffers exist only with the RAM sink")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from objperf.errors import UsageError
 from objperf.recorder import Recorder, RunResult
-from objperf.target import ResolvedTarget
+from objperf.target import ResolvedTarget, UrlRenewal
 from objperf.workload import ReadWorkload
 
 __all__ = ["RunResult", "make_engine", "run_read"]
@@ -88,6 +88,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
                         engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
     fds = _open_sink_files(target, workload)
     engine = make_engine(target, workload, fds)
+    renew_urls = UrlRenewal(target, [engine])
     status = "complete"
     recorder.start_clock()
     try:
@@ -96,6 +97,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
         while engine.running:
             engine.join(DRAIN_EVERY_S)
             recorder.add(engine.drain())
+            renew_urls()
             if on_progress and recorder.elapsed - last_progress >= PROGRESS_EVERY_S:
                 last_progress = recorder.elapsed
                 on_progress(last_progress, *engine.progress())

@@ -4,8 +4,8 @@ Everything here goes through botocore (the standard AWS credential chain and
 SigV4), except what a run itself needs in the common case — HEAD, presigned
 URLs, a write run's multipart calls — which ``objperf.s3light`` does without
 importing botocore at all.  The data plane — the load itself — never signs
-anything: it is handed presigned URLs, which are made once per key and never
-written anywhere.
+anything: it is handed presigned URLs, made per key (and made afresh as a long
+run goes), which are never written anywhere.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from objperf.errors import CredentialsError, ObjperfError, TargetError, UsageErr
 from objperf.s3light import TLS_HINT, UNTRUSTED, LightS3, Unreachable
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
+# How long a run's presigned URLs live.  Runs sign them afresh every third of this, so a run outlasts
+# them and the temporary credentials (SSO, an assumed role) they were signed with: botocore renews
+# those ten to fifteen minutes before they expire, and each new URL is signed with what it holds then.
+URL_LIFETIME_S = 15 * 60
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
 # What the light path (objperf.s3light) does without botocore, by botocore's method name.
 # Presigning: (HTTP method, the extra parameters it carries); a write run's multipart calls: HTTP method.
@@ -310,7 +314,7 @@ class S3Client:
     def presign(self, bucket: str, key: str, *, method: str = "get_object", expires: int = 24 * 3600,
                 extra: dict | None = None) -> str:
         """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
-        expires = max(60, min(int(expires), PRESIGN_MAX_SECONDS))
+        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
         http_method, allowed = LIGHT_PRESIGNS.get(method, ("", None))
         if self._light and set(extra or ()) == allowed:
             params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []

@@ -16,9 +16,9 @@ from objperf.errors import UsageError
 from objperf.payload import payload_parts
 from objperf.recorder import Recorder, RunResult
 from objperf.run import make_engine, run_read
-from objperf.s3client import S3Client, S3Settings
+from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
 from objperf.sweep import Step
-from objperf.target import ResolvedTarget, resolve_read_target
+from objperf.target import ResolvedTarget, UrlRenewal, resolve_read_target
 from objperf.workload import ReadWorkload
 from objperf.write import WriteWorkload, run_mixed, run_write
 
@@ -41,6 +41,7 @@ class StudyContext:
     replicas: int = 8
     replica_buckets: bool = False  # spread hot-object replicas over buckets (a per-bucket throttle)
     server: object | None = None  # the embedded LocalSeaweed, when there is one
+    url_lifetime: int = URL_LIFETIME_S
     _client: S3Client | None = None
 
     @property
@@ -75,6 +76,7 @@ class StudyContext:
 
     def writes(self, **kw) -> WriteWorkload:
         return WriteWorkload(**{"object_size": self.object_size, "part_size": self.part_size,
+                                "url_lifetime": self.url_lifetime,
                                 "concurrency": 16, "threads": self.threads, "buckets": (self.bucket,),
                                 "duration": self.duration, **kw})
 
@@ -87,7 +89,7 @@ class StudyContext:
     def target(self, keys: list[str] | int, *, prefix: str = "", buckets: list[str] | None = None,
                settings: S3Settings | None = None) -> Callable[[], ResolvedTarget]:
         return lambda: resolve_read_target(f"s3://{(buckets or [self.bucket])[0]}/{prefix}", settings or self.settings,
-                                           keys=keys, buckets=buckets, presign_seconds=int(self.duration * 2 + 86400))
+                                           keys=keys, buckets=buckets, url_lifetime=self.url_lifetime)
 
 
 def _q(ctx: StudyContext, quick, full):
@@ -298,6 +300,7 @@ def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out:
                         workload={"workloads": [w.describe() for _, w in pairs]}, out=out, buckets=buckets,
                         keys=keys, engine_threads=sum(w.threads for _, w in pairs))
     engines = [make_engine(t, w, None) for t, w in pairs]
+    renewals = [UrlRenewal(target, [engine]) for (target, _), engine in zip(pairs, engines)]
     status = "complete"
 
     def collect():
@@ -314,6 +317,8 @@ def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out:
         while any(e.running for e in engines):
             time.sleep(0.05)
             collect()
+            for renew_urls in renewals:
+                renew_urls()
     except KeyboardInterrupt:
         status = "interrupted"
         for engine in engines:

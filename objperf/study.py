@@ -107,7 +107,7 @@ def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
                        object_size=args.object_size or ((32 << 20) if quick else (1 << 30)),
                        buckets=split_list(args.buckets), other_url=args.other_url,
                        replicas=(4 if quick and args.replicas == 8 else args.replicas),
-                       replica_buckets=args.replica_buckets, server=server)
+                       replica_buckets=args.replica_buckets, server=server, url_lifetime=args.url_lifetime)
     if args.threads:
         ctx.threads = args.threads
     steps = STUDIES[args.name](ctx)

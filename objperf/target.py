@@ -1,15 +1,18 @@
 """Targets: what a run reads — S3 objects (``s3://BUCKET/KEY``, a prefix, or
 ``--keys``) or plain ``http(s)://`` URLs — resolved to sizes and to the URLs the
-engine fetches.  Presigned URLs live only in ``ResolvedTarget.urls`` and are
-never put into a manifest, a log or an error message."""
+engine fetches.  Presigned URLs live only in ``ResolvedTarget.urls`` (and the
+engine) and are never put into a manifest, a log or an error message."""
 
 from __future__ import annotations
 
+import sys
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from objperf.errors import TargetError, UsageError
-from objperf.s3client import S3Client, S3Settings
+from objperf.errors import ObjperfError, TargetError, UsageError
+from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
 from objperf.s3light import TLS_HINT
 
 
@@ -27,6 +30,8 @@ class ResolvedTarget:
     endpoint: str
     settings: S3Settings | None = None
     urls: list[str] = field(default_factory=list, repr=False)
+    client: S3Client | None = field(default=None, repr=False)
+    url_lifetime: int = URL_LIFETIME_S
 
     @property
     def tls(self) -> bool:
@@ -39,10 +44,51 @@ class ResolvedTarget:
         if self.settings is not None:
             described = self.settings.describe() if self.kind == "s3" else self.settings.describe_tls()
             info.update({k: v for k, v in described.items() if k != "endpoint"})
+        if self.renews_urls:
+            info["url_lifetime_s"] = self.url_lifetime
         return info
 
     def engine_tls(self) -> dict:
         return self.settings.engine_tls() if self.settings is not None else {}
+
+    @property
+    def renews_urls(self) -> bool:
+        return self.kind == "s3" and self.client is not None
+
+    def sign_urls(self) -> list[str]:
+        """A GET URL per object, presigned now (plain http(s) URLs stay as they were given)."""
+        if not self.renews_urls:
+            return list(self.urls)
+        self.urls = [self.client.presign(o.bucket, o.key, expires=self.url_lifetime) for o in self.objects]
+        return self.urls
+
+
+class UrlRenewal:
+    """Call it as a run goes: every third of the URLs' lifetime it hands the engines URLs signed afresh.
+    Should signing fail (an expired SSO session), the run goes on with the URLs it has, says so once
+    on stderr, and tries again a third of a lifetime later."""
+
+    def __init__(self, target: ResolvedTarget, engines: Iterable):
+        self.target = target
+        self.engines = list(engines)
+        self.every_s = target.url_lifetime / 3
+        self.due = time.monotonic() + self.every_s if target.renews_urls else float("inf")
+        self.failed = False
+
+    def __call__(self) -> None:
+        if time.monotonic() < self.due:
+            return
+        self.due = time.monotonic() + self.every_s
+        try:
+            urls = self.target.sign_urls()
+        except ObjperfError as exc:
+            if not self.failed:
+                print(f"objperf: cannot sign fresh URLs ({exc}); going on with the ones signed before",
+                      file=sys.stderr)
+            self.failed = True
+            return
+        for engine in self.engines:
+            engine.set_urls(urls)
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -54,8 +100,8 @@ def split_s3_url(url: str) -> tuple[str, str]:
 
 
 def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int | None = None,
-                        buckets: list[str] | None = None, presign_seconds: int = 24 * 3600) -> ResolvedTarget:
-    """Look up sizes (HEAD or LIST) and presign one GET URL per object.
+                        buckets: list[str] | None = None, url_lifetime: int = URL_LIFETIME_S) -> ResolvedTarget:
+    """Look up sizes (HEAD or LIST) and presign one GET URL per object, valid ``url_lifetime`` seconds.
 
     ``keys``: a list of keys (relative to the URL's prefix), or N for the first N objects under
     it.  ``buckets``: read the same keys from each of these buckets instead of the URL's."""
@@ -83,8 +129,9 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
             objects += [ObjectRef(bucket, k, size) for k, size in listed]
         else:
             objects.append(ObjectRef(bucket, key, client.object_size(bucket, key)))
-    urls = [client.presign(o.bucket, o.key, expires=presign_seconds) for o in objects]
-    return ResolvedTarget("s3", objects, client.endpoint, settings, urls)
+    target = ResolvedTarget("s3", objects, client.endpoint, settings, client=client, url_lifetime=url_lifetime)
+    target.sign_urls()
+    return target
 
 
 def _resolve_http(url: str, settings: S3Settings) -> ResolvedTarget:

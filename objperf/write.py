@@ -10,6 +10,7 @@ upload of its own open behind it."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from objperf.limits import ensure_open_files
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
 from objperf.run import abort_and_drain, drain_until_done
-from objperf.s3client import Attempt, S3Client, S3Settings
+from objperf.s3client import URL_LIFETIME_S, Attempt, S3Client, S3Settings
 from objperf.schema import OPS
 from objperf.summary import cut_requests
 from objperf.workload import check_connect_to
@@ -63,6 +64,7 @@ class WriteWorkload:
     timeout: float = 300.0
     connect_timeout: float = 10.0
     buffer_size: int = 1 << 20
+    url_lifetime: int = URL_LIFETIME_S  # presigned URLs are signed afresh before a third of it has passed
 
     @property
     def multipart(self) -> bool:
@@ -188,7 +190,7 @@ class Uploader:
         self.deadline = 0.0
         self.stopping = False
         self.ended_on_time = False  # the deadline cut the parts in flight
-        self._put_urls: dict[tuple[str, str], str] = {}
+        self._put_urls: dict[tuple[str, str], tuple[str, float]] = {}  # URL, when it was signed
         self._creating: Upload | None = None  # its CreateMultipartUpload has been sent, no answer read yet
 
     # -- the loop ---------------------------------------------------------------
@@ -327,7 +329,8 @@ class Uploader:
                     self.stopping = True  # every further object would fail the same way
                 return None
             upload.upload_id = outcome.response["UploadId"]
-            upload.part_url = self.client.part_url_signer(bucket, key, upload.upload_id, expires=self._expiry())
+            upload.part_url = self.client.part_url_signer(bucket, key, upload.upload_id,
+                                                          expires=self.workload.url_lifetime)
         self.open[index] = upload
         return upload
 
@@ -350,13 +353,12 @@ class Uploader:
         self.unfinished_jobs += 1
 
     def _put_url(self, bucket: str, key: str) -> str:
-        if (bucket, key) not in self._put_urls:  # a presigned PUT URL serves every PUT of its key
-            self._put_urls[bucket, key] = self.client.presign(bucket, key, method="put_object",
-                                                              expires=self._expiry())
-        return self._put_urls[bucket, key]
-
-    def _expiry(self) -> int:
-        return int((self.workload.duration or 0) * 2 + 24 * 3600)
+        # A presigned PUT URL serves every PUT of its key until a third of its life has passed.
+        url, signed_at = self._put_urls.get((bucket, key), ("", -math.inf))
+        if time.monotonic() - signed_at > self.workload.url_lifetime / 3:
+            url = self.client.presign(bucket, key, method="put_object", expires=self.workload.url_lifetime)
+            self._put_urls[bucket, key] = url, time.monotonic()
+        return url
 
     def _complete(self, upload: Upload) -> None:
         del self.open[upload.index]
@@ -424,7 +426,7 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
 
 
 def _drive(recorder: Recorder, uploader: Uploader, reader, on_progress: ProgressFn | None,
-           reader_duration: float = 0.0) -> str:
+           reader_duration: float = 0.0, renew_read_urls: Callable[[], None] = lambda: None) -> str:
     """Run the uploader (and a read engine, for mixed runs) until both are done; the status they ended with."""
     recorder.start_clock()
     status = "complete"
@@ -445,6 +447,7 @@ def _drive(recorder: Recorder, uploader: Uploader, reader, on_progress: Progress
                 uploader.engine.wait_finished(STEP_S)
             if reader is not None:
                 recorder.add(reader.drain())
+                renew_read_urls()
             if on_progress and recorder.elapsed - last_progress >= 0.5:
                 last_progress = recorder.elapsed
                 engines = [uploader.engine] + ([reader] if reader is not None else [])
@@ -487,6 +490,7 @@ def run_mixed(read_target, read_workload, settings: S3Settings, write_workload: 
     """Reads and writes at the same time, each with its own engine and concurrency; rows of both
     directions in one dataset, a summary per direction."""
     from objperf.run import make_engine
+    from objperf.target import UrlRenewal
 
     read_workload.validate()
     write_workload.validate()
@@ -509,5 +513,6 @@ def run_mixed(read_target, read_workload, settings: S3Settings, write_workload: 
                         engine_threads=read_workload.threads + write_workload.threads)
     reader = make_engine(read_target, read_workload, None)
     uploader = Uploader(client, write_workload, recorder)
-    status = _drive(recorder, uploader, reader, on_progress, read_workload.duration or 0.0)
+    status = _drive(recorder, uploader, reader, on_progress, read_workload.duration or 0.0,
+                    UrlRenewal(read_target, [reader]))
     return _finish_write(recorder, uploader, status)

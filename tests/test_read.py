@@ -201,3 +201,30 @@ def test_samples_back_the_byte_count(store, tmp_path):
     assert {"process", "cpu0"} <= set(cpu["cpu"])
     lo = nic[nic["iface"] == "lo"]
     assert lo["t"].diff().median() == pytest.approx(0.1, abs=0.05)  # about ten samples a second
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_run_outlasts_its_presigned_urls(store, engine):
+    # URLs that live 3 s, a run of 5 s: without URLs signed afresh every second, the store would
+    # answer 403 "Request has expired" from the fourth second on.
+    target = resolve_read_target(f"s3://{store.bucket}/", store.server.settings(), keys=["data/even.bin"],
+                                 url_lifetime=3)
+    first = list(target.urls)
+    workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=5.0, sink="discard", engine=engine)
+    rows = run_read(target, workload).rows
+    late = rows["t_start"] > rows["t_start"].min() + 3.5
+    finished = rows["curl_code"] != CUT_CURL_CODE
+    assert late.sum() > 0 and (rows.loc[finished, "status"] == 206).all() and not (rows["status"] == 403).any()
+    assert target.urls != first and target.describe()["url_lifetime_s"] == 3
+
+
+def test_new_urls_must_name_every_object(store):
+    from objperf._engine.core import Engine
+
+    engine = Engine([b"http://127.0.0.1:1/a", b"http://127.0.0.1:1/b"], [10, 10], concurrency=1)
+    with pytest.raises(ValueError, match="needs 2 URLs"):
+        engine.set_urls([b"http://127.0.0.1:1/a"])
+    engine.set_urls(["http://127.0.0.1:1/c", "http://127.0.0.1:1/d"])
+    uploader = Engine([], [], concurrency=1, queue_capacity=4)
+    with pytest.raises(ValueError, match="plan mode"):
+        uploader.set_urls([])

@@ -161,6 +161,15 @@ def test_single_put_objects(store):
     assert result.summary["verified"] == "ok: 2 objects read back equal to what was sent"
 
 
+def test_a_write_run_outlasts_its_presigned_urls(store):
+    # One key PUT over and over for 5 s with URLs that live 3 s: each is signed afresh before it expires.
+    result = write(store, object_size=3000, part_size=5 * MIB, duration=5.0, keys=1, url_lifetime=3, cleanup=True)
+    rows = result.rows
+    finished = rows["curl_code"] != CUT_CURL_CODE
+    assert (rows["t_start"] > rows["t_start"].min() + 3.5).sum() > 0
+    assert (rows.loc[finished, "status"] == 200).all() and not (rows["status"] == 403).any()
+
+
 def test_fanout_over_keys_and_buckets(store):
     other = store.bucket + "-b"
     store.client.create_bucket(other)
@@ -232,6 +241,7 @@ def test_mixed_run_has_both_directions(store, tmp_path):
     (["--object-size", "lots"], "bad size"),
     (["--keys", "0"], "must be at least 1"),
     (["--connect-to", "pinned"], "bad --connect-to 'pinned'"),
+    (["--url-lifetime", "1s"], "must be between 3s and 7 days"),
 ])
 def test_put_bad_input(store, args, message):
     proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,

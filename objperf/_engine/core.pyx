@@ -138,7 +138,8 @@ ctypedef struct Shared:
     double deadline
     int stop
     int nkeys
-    char **urls
+    char **urls          # swapped whole by set_urls: read it with op_atomic_load_urls
+    int64_t url_generation
     int64_t *sizes
     int64_t *nranges
     int64_t range_size
@@ -185,6 +186,7 @@ ctypedef struct Slot:
     int busy
     int key_index
     int url_key
+    int64_t url_generation
     int64_t offset
     int64_t length
     double t_start
@@ -358,7 +360,7 @@ cdef bint start_next(Slot *s) noexcept nogil:
 cdef bint start_plan(Slot *s) noexcept nogil:
     cdef ThreadState *ts = s.ts
     cdef Shared *sh = ts.shared
-    cdef int64_t n, key, nr, r, size, prev
+    cdef int64_t n, key, nr, r, size, prev, generation
     if op_atomic_load_int(&sh.stop) != STOP_NONE:
         return False
     if past_deadline(sh):
@@ -382,9 +384,11 @@ cdef bint start_plan(Slot *s) noexcept nogil:
         prev = op_atomic_add(&sh.claimed_bytes, s.length)
         if prev >= sh.max_bytes:
             return False
-    if s.url_key != key:
-        curl_easy_setopt(s.easy, CURLOPT_URL, sh.urls[key])
+    generation = op_atomic_load(&sh.url_generation)
+    if s.url_key != key or s.url_generation != generation:
+        curl_easy_setopt(s.easy, CURLOPT_URL, op_atomic_load_urls(&sh.urls)[key])  # libcurl copies it
         s.url_key = <int>key
+        s.url_generation = generation
     if size > 0:
         snprintf(s.range_spec, 64, "%lld-%lld", <long long>s.offset, <long long>(s.offset + s.length - 1))
         curl_easy_setopt(s.easy, CURLOPT_RANGE, s.range_spec)
@@ -689,6 +693,7 @@ cdef class Engine:
     cdef curl_slist *connect_to
     cdef curl_slist *headers
     cdef list _keep          # every object whose memory C points into
+    cdef list _old_urls      # URL tables replaced by set_urls (addresses): a thread may still read one
     cdef list _rings         # per thread: dict of column arrays
     cdef list _buffers       # per slot: RAM sink buffer (NumPy)
     cdef list _pythreads
@@ -744,6 +749,7 @@ cdef class Engine:
         if sink == "ram":
             ensure_memory(concurrency, (min(range_size, max(max(sizes), 1)) + PAGE - 1) // PAGE * PAGE)
         self._keep = []
+        self._old_urls = []
         self._rings = []
         self._buffers = []
         self._pythreads = []
@@ -752,6 +758,7 @@ cdef class Engine:
 
         cdef Shared *sh = &self.shared
         sh.next_req = 0
+        sh.url_generation = 0
         sh.claimed_bytes = 0
         sh.max_requests = max_requests
         sh.max_bytes = max_bytes
@@ -1016,6 +1023,9 @@ cdef class Engine:
         if self.shared.finished_fd >= 0:
             op_event_close(-1, self.shared.finished_fd)
         free(self.shared.urls)
+        if self._old_urls is not None:
+            for address in self._old_urls:
+                free(<void *><size_t>address)
         free(self.shared.sizes)
         free(self.shared.nranges)
         free(self.shared.fds)
@@ -1086,6 +1096,28 @@ cdef class Engine:
         if len(parts) == 1:
             return parts[0]
         return {name: np.concatenate([p[name] for p in parts]) for name in ENGINE_COLUMNS}
+
+    def set_urls(self, urls):
+        """Fetch from these URLs from now on, one per object as at the start (URLs signed afresh:
+        a run outlives a presigned URL's life, or the temporary credentials it was signed with).
+        Requests in flight finish on the URLs they started with."""
+        cdef Shared *sh = &self.shared
+        cdef char **table
+        cdef int k
+        if self.shared.queue_mode:
+            raise ValueError("set_urls is for plan mode; queued jobs carry their own URLs")
+        if len(urls) != sh.nkeys:
+            raise ValueError(f"set_urls needs {sh.nkeys} URLs, one per object, not {len(urls)}")
+        encoded = [u if isinstance(u, bytes) else u.encode() for u in urls]
+        table = <char **>calloc(sh.nkeys, sizeof(char *))
+        if table == NULL:
+            raise MemoryError()
+        for k in range(sh.nkeys):
+            table[k] = encoded[k]
+        self._keep.extend(encoded)
+        self._old_urls.append(<size_t>op_atomic_load_urls(&sh.urls))
+        op_atomic_store_urls(&sh.urls, table)
+        op_atomic_add(&sh.url_generation, 1)  # after the table: a slot that sees it sees the new table
 
     def slot_buffer(self, int index):
         """The RAM-sink buffer of one slot, as a NumPy uint8 array (no copy)."""

@@ -168,6 +168,8 @@ cdef extern from "objperf_helpers.h" nogil:
     int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired)
     int op_atomic_load_int(int *p)
     void op_atomic_store_int(int *p, int v)
+    char **op_atomic_load_urls(char ***p)
+    void op_atomic_store_urls(char ***p, char **v)
     double op_now_mono()
     double op_now_wall()
     unsigned long op_crc32(unsigned long crc, const char *buf, size_t len)
