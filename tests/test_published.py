@@ -19,6 +19,8 @@ def squash(text: str) -> str:
 
 @pytest.mark.parametrize("name", TABLES)
 def test_every_row_quotes_its_article(name):
+    if not SEEDS.is_dir():
+        pytest.skip(f"the source articles are not beside this checkout ({SEEDS})")
     article = squash((SEEDS / ARTICLES[name]).read_text(encoding="utf-8"))
     table = load_published(name)
     assert len(table) > 0 and table["unit"].notna().all()
