@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import time
 import zlib
 
 import numpy as np
@@ -218,13 +219,26 @@ def test_a_run_outlasts_its_presigned_urls(store, engine):
     assert target.urls != first and target.describe()["url_lifetime_s"] == 3
 
 
-def test_new_urls_must_name_every_object(store):
+def test_urls_change_under_a_running_engine(store):
     from objperf._engine.core import Engine
 
-    engine = Engine([b"http://127.0.0.1:1/a", b"http://127.0.0.1:1/b"], [10, 10], concurrency=1)
-    with pytest.raises(ValueError, match="needs 2 URLs"):
-        engine.set_urls([b"http://127.0.0.1:1/a"])
-    engine.set_urls(["http://127.0.0.1:1/c", "http://127.0.0.1:1/d"])
+    key = "data/even.bin"
+    size = store.objects[key]
+    engine = Engine([store.client.presign(store.bucket, key)], [size], concurrency=4, threads=2, range_size=RANGE,
+                    sink="discard", verify=True, max_requests=1500)
+    engine.start()
+    for _ in range(200):  # each new table frees the one before last, while slots read the live one
+        engine.set_urls([store.client.presign(store.bucket, key, expires=600)])
+        time.sleep(0.001)
+    assert engine.running  # the changes came while requests were being made
+    engine.join()
+    rows = engine.drain()
+    assert len(rows["status"]) == 1500 and (rows["status"] == 206).all() and (rows["bytes"] == RANGE).all()
+    expected = store.expected(key)
+    crcs = {offset: zlib.crc32(expected[offset:offset + RANGE]) for offset in range(0, size, RANGE)}
+    assert all(crc == crcs[offset] for offset, crc in zip(rows["offset"], rows["crc32"]))
+    with pytest.raises(ValueError, match="needs 1 URLs"):
+        engine.set_urls([])
     uploader = Engine([], [], concurrency=1, queue_capacity=4)
     with pytest.raises(ValueError, match="plan mode"):
         uploader.set_urls([])

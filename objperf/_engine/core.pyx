@@ -693,7 +693,8 @@ cdef class Engine:
     cdef curl_slist *connect_to
     cdef curl_slist *headers
     cdef list _keep          # every object whose memory C points into
-    cdef list _old_urls      # URL tables replaced by set_urls (addresses): a thread may still read one
+    cdef list _current_urls   # the strings the live URL table points into
+    cdef list _replaced_urls  # the URL table set_urls last replaced, and its strings: a slot may still read it
     cdef list _rings         # per thread: dict of column arrays
     cdef list _buffers       # per slot: RAM sink buffer (NumPy)
     cdef list _pythreads
@@ -749,7 +750,7 @@ cdef class Engine:
         if sink == "ram":
             ensure_memory(concurrency, (min(range_size, max(max(sizes), 1)) + PAGE - 1) // PAGE * PAGE)
         self._keep = []
-        self._old_urls = []
+        self._replaced_urls = []
         self._rings = []
         self._buffers = []
         self._pythreads = []
@@ -775,9 +776,10 @@ cdef class Engine:
         sh.fds = <int *>calloc(nkeys, sizeof(int))
         if sh.urls == NULL or sh.sizes == NULL or sh.nranges == NULL or sh.fds == NULL:
             raise MemoryError()
+        self._current_urls = []
         for k in range(nkeys):
             url = urls[k] if isinstance(urls[k], bytes) else urls[k].encode()
-            self._keep.append(url)
+            self._current_urls.append(url)
             sh.urls[k] = url
             sh.sizes[k] = sizes[k]
             if sizes[k] < 0:
@@ -1023,8 +1025,8 @@ cdef class Engine:
         if self.shared.finished_fd >= 0:
             op_event_close(-1, self.shared.finished_fd)
         free(self.shared.urls)
-        if self._old_urls is not None:
-            for address in self._old_urls:
+        if self._replaced_urls is not None:
+            for address, _ in self._replaced_urls:
                 free(<void *><size_t>address)
         free(self.shared.sizes)
         free(self.shared.nranges)
@@ -1114,10 +1116,15 @@ cdef class Engine:
             raise MemoryError()
         for k in range(sh.nkeys):
             table[k] = encoded[k]
-        self._keep.extend(encoded)
-        self._old_urls.append(<size_t>op_atomic_load_urls(&sh.urls))
+        self._replaced_urls.append((<size_t>op_atomic_load_urls(&sh.urls), self._current_urls))
+        self._current_urls = encoded
         op_atomic_store_urls(&sh.urls, table)
         op_atomic_add(&sh.url_generation, 1)  # after the table: a slot that sees it sees the new table
+        # A slot reads a table only between loading it and libcurl copying one string out of it; the
+        # table replaced one call ago has had a whole renewal period for that, so memory stays bounded.
+        while len(self._replaced_urls) > 1:
+            address, _ = self._replaced_urls.pop(0)
+            free(<void *><size_t>address)
 
     def slot_buffer(self, int index):
         """The RAM-sink buffer of one slot, as a NumPy uint8 array (no copy)."""
