@@ -236,6 +236,19 @@ def test_mixed_run_has_both_directions(store, tmp_path):
     assert no_open_uploads(store)
 
 
+def test_a_mixed_run_outlasts_its_presigned_urls(store):
+    from objperf.target import resolve_read_target
+    from objperf.workload import ReadWorkload
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings(), url_lifetime=3)
+    reads = ReadWorkload(concurrency=2, threads=1, range_size=MIB, duration=5.0, sink="discard")
+    writes = WriteWorkload(object_size=3000, part_size=5 * MIB, concurrency=2, threads=1, buckets=(store.bucket,),
+                           prefix="mixed-urls/", duration=5.0, url_lifetime=3, cleanup=True)
+    rows = run_mixed(target, reads, store.server.settings(), writes).rows
+    late = rows["t_start"] > rows["t_start"].min() + 3.5
+    assert set(rows.loc[late, "op"]) >= {"GET", "PUT"} and not (rows["status"] == 403).any()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--part-size", "1MiB", "--object-size", "8MiB"], "part size must be between 5 MiB and 5 GiB"),
     (["--object-size", "lots"], "bad size"),
