@@ -27,7 +27,7 @@ def first_byte_rows(df: pd.DataFrame) -> pd.Series:
 
 
 def failed_rows(df: pd.DataFrame) -> pd.Series:
-    """True where the request failed: neither a success nor cut when the time was up."""
+    """True where the request failed: neither a success nor cut in flight when the run ended."""
     return ~ok_rows(df) & ~cut_rows(df)
 
 
@@ -87,7 +87,7 @@ def ttfb_percentiles(df: pd.DataFrame, *, by: str | list[str] | None = None,
 
 def error_counts(df: pd.DataFrame) -> pd.DataFrame:
     """Failed requests by HTTP status, S3 error code and curl code, with their share of all requests
-    (requests cut when the time was up are not failures)."""
+    (requests cut in flight when the run ended are not failures)."""
     failed = df[failed_rows(df)]
     counts = (failed.groupby(["status", "s3_error", "curl_code"], observed=True).size()
               .rename("count").reset_index())

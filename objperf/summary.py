@@ -102,7 +102,7 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
 
     lines = [
         f"{title}: {s['requests']} requests ({s['error_requests']} failed"
-        + (f", {s['cut_requests']} cut when the time was up" if s.get("cut_requests") else "")
+        + (f", {s['cut_requests']} cut in flight when the run ended" if s.get("cut_requests") else "")
         + f"), {s['bytes'] / GIB:.3f} GiB in {s['wall_s']:.2f} s",
         f"  throughput   {s['gbps']:.3f} Gbps   {s['requests_per_s']:.1f} requests/s",
     ]
@@ -113,7 +113,7 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
                          f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
     if "objects_written" in s:
         lines.append(f"  objects      {s['objects_written']} written, {s['objects_failed']} failed, "
-                     f"{s['objects_cut']} cut short when the time was up (aborted)")
+                     f"{s['objects_cut']} cut short when the run ended (aborted)")
     if "read" in s.get("directions", {"read": None}):
         lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
                      f"   p99 {s['ttfb_ms_p99']:.2f} ms")

@@ -132,7 +132,7 @@ def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
     assert (rows["total_s"] >= 0.9).all()
     assert summary["cut_requests"] == 2 and summary["error_requests"] == 0 and summary["curl_error_counts"] == {}
     assert summary["bytes"] == rows["bytes"].sum()
-    assert "2 cut when the time was up" in format_summary(summary)
+    assert "2 cut in flight when the run ended" in format_summary(summary)
     assert summary["ttfb_ms_p50"] > 0  # the first bytes arrived: TTFB is known
     body = np.frombuffer(Trickle.body, dtype=np.uint8)
     for slot, offset, got in zip(rows["slot"], rows["offset"], rows["bytes"]):
