@@ -144,7 +144,10 @@ class Bench:
             found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(self.client.presign(BUCKET, key), size)
         if self.nginx_url:
             found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size, "ram")
+            found["objperf discard (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size,
+                                                                                  "discard")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
+            found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
         return found
 
     def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0) -> Measured:
@@ -395,6 +398,17 @@ def bench_analysis(rows: int) -> str:
             f"concurrency curve {curve_s:.2f} s = {load_s + curve_s:.2f} s (goal: under 2 s)")
 
 
+def like_for_like_curl(name: str, rows: dict) -> str:
+    """The curl row a client's CPU is set against, on the same server: a one-stream row against curl's
+    one GET, the others against curl making the same ranged GETs as many at a time (curl --parallel)."""
+    server = " (nginx)" if "nginx" in name else ""
+    one_stream = "curl" + server
+    if name == one_stream or name.removesuffix(server).endswith(" 1x"):
+        return one_stream
+    return next((n for n in rows if rows[n] and n.startswith("curl ") and n.endswith(server)
+                 and n.removesuffix(server).endswith("x")), one_stream)
+
+
 def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
                  base: str, cpu_base: str) -> str:
     rows = {}
@@ -422,10 +436,10 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         if wanted == "best peer":
             values = [r[field] for r in peers]
             return (max(values) if field == "gbps" else min(values)) if values else None
-        if wanted == "curl" and name != "curl" and not name.endswith(" 1x") and "nginx" not in name:
-            # Like for like: concurrent ranged GETs against curl doing the same ones (curl --parallel).
-            wanted = next((n for n in rows if n.startswith("curl ") and n.endswith("x") and rows[n]), wanted)
-        key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
+        if wanted == "curl":
+            key = like_for_like_curl(name, rows)
+        else:
+            key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
         return rows[key][field] if rows.get(key) else None
 
     def ratio(name: str, field: str, wanted: str) -> str:

@@ -1,6 +1,6 @@
 """The bench's round-by-round ratios: each objperf run set against the reference's run of the same round."""
 
-from objperf.bench import render_table, round_ratios
+from objperf.bench import like_for_like_curl, render_table, round_ratios
 from objperf.clients import Measured
 
 
@@ -37,3 +37,12 @@ def test_cpu_is_set_against_curl_doing_the_same_gets():
     # objperf's 0.6 CPU-s: half again curl's 16 GETs at a time, three times curl's one stream
     assert ratio["objperf discard"] == "1.50x" and ratio["objperf discard 1x"] == "3.00x"
     assert ratio["curl"] == ratio["curl 16x"] == "1.00x"
+
+
+def test_each_server_has_its_own_curl():
+    rows = {name: {"gbps": 1.0} for name in ("curl", "curl 16x", "curl (nginx)", "curl 16x (nginx)")}
+    assert like_for_like_curl("objperf ram (nginx)", rows) == "curl 16x (nginx)"
+    assert like_for_like_curl("objperf discard", rows) == "curl 16x"
+    assert like_for_like_curl("objperf discard 1x", rows) == "curl"
+    assert like_for_like_curl("curl (nginx)", rows) == "curl (nginx)"
+    assert like_for_like_curl("objperf ram (nginx)", {"curl (nginx)": {}}) == "curl (nginx)"
