@@ -307,7 +307,7 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
             big[name].append(run_big(client, rep))
             small[name].append(run_small(client))
             last = big[name][-1]
-            print(f"{label} round {rep + 1}/{repeat}  {name:20} {size * 8 / last.wall_s / 1e9:7.2f} Gbps "
+            print(f"{label} round {rep + 1}/{repeat}  {name:24} {size * 8 / last.wall_s / 1e9:7.2f} Gbps "
                   f"{last.cpu_s:6.2f} CPU-s  {'ok' if last.ok else 'FAILED ' + last.detail}",
                   file=sys.stderr, flush=True)
     return big, small
@@ -446,7 +446,7 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         ref = reference(name, field, wanted)
         return f"{rows[name][field] / ref:.2f}x" if ref else "-"
 
-    header = (f"{'client':20} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
+    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
               f"{'peak RSS':>9} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
     lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
@@ -457,11 +457,11 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
              header, "-" * len(header)]
     for name, row in rows.items():
         if row is None:
-            lines.append(f"{name:20} failed every run: {big[name][-1].detail}")
+            lines.append(f"{name:24} failed every run: {big[name][-1].detail}")
             continue
         in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
         in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
-        lines.append(f"{name:20} {row['gbps']:6.2f} {in_run_gbps} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} "
+        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} "
                      f"{in_run} "
                      f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
                      f"{ratio(name, 'marginal_gib', cpu_base):>26}")
