@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from objperf.errors import ObjperfError, TargetError, UsageError
 from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
-from objperf.s3light import TLS_HINT
+from objperf.s3light import TLS_HINT, UNTRUSTED
 
 
 @dataclass(frozen=True)
@@ -139,29 +139,32 @@ def _resolve_http(url: str, settings: S3Settings) -> ResolvedTarget:
     safe = f"{parts.scheme}://{parts.netloc}{parts.path}"  # never echo a query: it may hold a signature
     if not parts.netloc:
         raise UsageError(f"bad URL {safe!r}: no host")
-    size = _http_size(url, safe, settings.requests_verify())
+    size = _http_size(url, safe, settings)
     obj = ObjectRef("", parts.path.lstrip("/"), size)
     return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", settings, [url])
 
 
-def _http_size(url: str, safe: str, verify: bool | str) -> int:
-    """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET
-    (a presigned GET URL cannot be HEADed)."""
-    import requests
+def _http_size(url: str, safe: str, settings: S3Settings) -> int:
+    """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET (a presigned
+    GET URL cannot be HEADed).  Over libcurl, as the engine will fetch it: the same proxy, the same
+    trust, and no HTTP library to import."""
+    from objperf._engine.exchange import Exchange, TransferFailed
 
+    exchange = Exchange(settings.trusted_cas, settings.verify_tls, 10.0, 10.0, proxy_from_env=True)
     try:
-        head = requests.head(url, timeout=10, allow_redirects=False, verify=verify)
-        if head.status_code == 200 and "Content-Length" in head.headers:
-            return int(head.headers["Content-Length"])
-        probe = requests.get(url, headers={"Range": "bytes=0-0"}, timeout=10, allow_redirects=False,
-                             verify=verify)
-    except requests.exceptions.SSLError:
-        raise TargetError(f"{safe}: TLS handshake failed (is the certificate trusted?); {TLS_HINT}") from None
-    except requests.RequestException as exc:
-        raise TargetError(f"cannot reach {safe} ({type(exc).__name__})") from None
-    total = probe.headers.get("Content-Range", "").rpartition("/")[2]
-    if probe.status_code == 206 and total.isdigit():
+        status, length, _ = exchange.request("HEAD", url)
+        if status == 200 and length >= 0:
+            return length
+        status, length, _ = exchange.request("GET", url, byte_range="0-0", body_limit=1)
+    except TransferFailed as exc:
+        if exc.untrusted:
+            raise TargetError(f"{safe}: {UNTRUSTED}; {TLS_HINT}") from None
+        if exc.timed_out:
+            raise TargetError(f"{safe} did not answer in time") from None
+        raise TargetError(f"cannot reach {safe} ({exc.detail})") from None
+    total = exchange.content_range.rpartition("/")[2]
+    if status == 206 and total.isdigit():
         return int(total)
-    if probe.status_code == 200 and "Content-Length" in probe.headers:
-        return int(probe.headers["Content-Length"])
-    raise TargetError(f"GET {safe} answered {probe.status_code}; objperf needs the object's size to plan ranges")
+    if status == 200 and length >= 0:
+        return length
+    raise TargetError(f"GET {safe} answered {status}; objperf needs the object's size to plan ranges")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import signal
@@ -258,3 +259,20 @@ def test_embedded_default_runs_its_own_server(tmp_path):
     assert df.attrs["manifest"]["target"]["endpoint"].startswith("http://127.0.0.1:")
     figures = sorted(p.name for p in out.glob("*.png"))
     assert figures == ["throughput.png", "ttfb.png"]
+
+
+def test_a_plain_url_is_sized_and_read_without_an_http_library(trickle_url):
+    # HEAD answers the size over libcurl, as the engine will read: requests is never imported.
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", FETCH, trickle_url, "-c", "2",
+                           "--range-size", "64KiB", "--requests", "2", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["bytes"] == 2 * (64 << 10)
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    assert "objperf.run" in imported and "requests" not in imported
+
+
+def test_a_plain_url_without_a_size_is_one_line(tmp_path):
+    proc = run_cli(FETCH, "http://127.0.0.1:1/nothing-listens-here")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "cannot reach http://127.0.0.1:1/" in proc.stderr

@@ -93,3 +93,11 @@ def test_uploads_over_tls_read_back_verified(store):
     summary = json.loads(done.stdout)
     assert summary["verified"].startswith("ok: 1 objects") and summary["objects_written"] == 1
     assert no_open_uploads(store)
+
+
+def test_a_presigned_https_url_without_its_ca_is_one_line(store):
+    url = S3Client(store.server.settings(tls=True)).presign(store.bucket, KEY)
+    done = run_cli("objperf.fetch", url, "--json", env={**store.env(), "AWS_CA_BUNDLE": ""})
+    assert done.returncode != 0 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "TLS certificate not trusted" in done.stderr and "--ca-bundle" in done.stderr
+    assert "X-Amz-Signature" not in done.stderr

@@ -35,10 +35,17 @@ class TransferFailed(Exception):
         return self.code == CURLE_PEER_FAILED_VERIFICATION
 
 
+cdef enum:
+    CONTENT_RANGE_CAP = 96
+
+
 cdef struct Received:
     char *data
     size_t size
     size_t capacity
+    size_t limit        # keep at most this many body bytes, then end the transfer
+    int truncated
+    char content_range[CONTENT_RANGE_CAP]
 
 
 cdef size_t on_body(char *chunk, size_t size, size_t nmemb, void *userdata) noexcept nogil:
@@ -46,6 +53,9 @@ cdef size_t on_body(char *chunk, size_t size, size_t nmemb, void *userdata) noex
     cdef size_t n = size * nmemb
     cdef size_t capacity = got.capacity
     cdef char *grown
+    if got.size + n > got.limit:
+        got.truncated = 1
+        n = got.limit - got.size
     if got.size + n > capacity:
         capacity = max(2 * capacity, got.size + n, <size_t>4096)
         grown = <char *>realloc(got.data, capacity)
@@ -54,6 +64,30 @@ cdef size_t on_body(char *chunk, size_t size, size_t nmemb, void *userdata) noex
         got.data, got.capacity = grown, capacity
     memcpy(got.data + got.size, chunk, n)
     got.size += n
+    return 0 if got.truncated else size * nmemb
+
+
+cdef size_t on_header(char *line, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    """Keep the final answer's Content-Range (a new status line forgets an earlier one)."""
+    cdef Received *got = <Received *>userdata
+    cdef size_t n = size * nmemb, i, k = 0
+    cdef const char *name = b"content-range:"
+    if n >= 5 and line[0] == 72 and line[1] == 84 and line[2] == 84 and line[3] == 80 and line[4] == 47:
+        got.content_range[0] = 0  # "HTTP/"
+        return n
+    if n < 14:
+        return n
+    for i in range(14):
+        if (line[i] | 32) != name[i]:  # ASCII lower case; ':' is unchanged by | 32
+            return n
+    i = 14
+    while i < n and line[i] == 32:
+        i += 1
+    while i < n and k < CONTENT_RANGE_CAP - 1 and line[i] != 13 and line[i] != 10:
+        got.content_range[k] = line[i]
+        i += 1
+        k += 1
+    got.content_range[k] = 0
     return n
 
 
@@ -71,7 +105,10 @@ cdef int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off
 
 
 cdef class Exchange:
-    """``request(method, url, body)`` → (status, Content-Length or -1, body)."""
+    """``request(method, url, body)`` → (status, Content-Length or -1, body); ``content_range``
+    is the last answer's Content-Range header ('' without one).  ``proxy_from_env``: go through
+    the proxy that http_proxy / https_proxy name, as the engine does (the S3 control plane never
+    does: a proxied endpoint takes botocore's path)."""
 
     cdef CURL *easy
     cdef curl_slist *headers
@@ -83,9 +120,11 @@ cdef class Exchange:
     cdef public object interrupted
     cdef readonly long connections_made  # a kept connection serves the next call; this counts new ones
     cdef readonly long local_port        # of the connection the last call went over
+    cdef readonly str content_range
+    cdef bint proxy_from_env
 
     def __cinit__(self, ca_file=None, bint verify_tls=True, double connect_timeout=10.0,
-                  double idle_timeout=120.0):
+                  double idle_timeout=120.0, bint proxy_from_env=False):
         self.easy = curl_easy_init()
         if self.easy == NULL:
             raise MemoryError("curl_easy_init failed")
@@ -96,6 +135,8 @@ cdef class Exchange:
         self.verify_tls = verify_tls
         self.connect_timeout_ms = <long>(connect_timeout * 1000)
         self.idle_timeout_s = max(1, <long>idle_timeout)
+        self.proxy_from_env = proxy_from_env
+        self.content_range = ""
 
     def __dealloc__(self):
         if self.easy != NULL:
@@ -103,7 +144,9 @@ cdef class Exchange:
         if self.headers != NULL:
             curl_slist_free_all(self.headers)
 
-    def request(self, str method, str url, bytes body=b""):
+    def request(self, str method, str url, bytes body=b"", *, str byte_range="", long long body_limit=-1):
+        """``byte_range`` ("0-0") asks for part of the body; past ``body_limit`` bytes the answer's body is
+        cut off (a server that ignores a Range header sends the whole object)."""
         cdef Received got
         cdef CURLcode code
         cdef long status = 0
@@ -111,7 +154,11 @@ cdef class Exchange:
         cdef long connects = 0
         cdef bytes url_bytes = url.encode()
         cdef bytes method_bytes = method.encode()
+        cdef bytes range_bytes = byte_range.encode()
         got.data, got.size, got.capacity = NULL, 0, 0
+        got.limit = <size_t>body_limit if body_limit >= 0 else <size_t>-1
+        got.truncated = 0
+        got.content_range[0] = 0
         self.interrupted = None
         self.errbuf[0] = 0
         self._configure(url_bytes)
@@ -124,16 +171,23 @@ cdef class Exchange:
             if body or method in ("POST", "PUT"):
                 curl_easy_setopt(self.easy, CURLOPT_POSTFIELDS, <char *>body)
                 curl_easy_setopt(self.easy, CURLOPT_POSTFIELDSIZE_LARGE, <curl_off_t>len(body))
+        if byte_range:
+            curl_easy_setopt(self.easy, CURLOPT_RANGE, <char *>range_bytes)
         curl_easy_setopt(self.easy, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body)
         curl_easy_setopt(self.easy, CURLOPT_WRITEDATA, <void *>&got)
+        curl_easy_setopt(self.easy, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header)
+        curl_easy_setopt(self.easy, CURLOPT_HEADERDATA, <void *>&got)
         try:
             with nogil:
                 code = curl_easy_perform(self.easy)
             curl_easy_getinfo(self.easy, CURLINFO_NUM_CONNECTS, &connects)
             self.connections_made += connects
             curl_easy_getinfo(self.easy, CURLINFO_LOCAL_PORT, &self.local_port)
+            self.content_range = got.content_range.decode("latin-1")
             if self.interrupted is not None:
                 raise self.interrupted
+            if code == CURLE_WRITE_ERROR and got.truncated:
+                code = CURLE_OK  # the body was cut off on purpose
             if code != CURLE_OK:
                 curl_easy_getinfo(self.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
                 detail = self.errbuf.decode(errors="replace") or curl_easy_strerror(code).decode()
@@ -150,7 +204,8 @@ cdef class Exchange:
         curl_easy_reset(self.easy)  # keeps the connection, the DNS cache and TLS sessions
         curl_easy_setopt(self.easy, CURLOPT_URL, <char *>url)
         curl_easy_setopt(self.easy, CURLOPT_NOSIGNAL, <long>1)
-        curl_easy_setopt(self.easy, CURLOPT_NOPROXY, b"*")  # a proxied endpoint takes botocore's path
+        if not self.proxy_from_env:
+            curl_easy_setopt(self.easy, CURLOPT_NOPROXY, b"*")
         curl_easy_setopt(self.easy, CURLOPT_HTTPHEADER, self.headers)
         curl_easy_setopt(self.easy, CURLOPT_ERRORBUFFER, self.errbuf)
         curl_easy_setopt(self.easy, CURLOPT_CONNECTTIMEOUT_MS, self.connect_timeout_ms)
