@@ -47,11 +47,13 @@ def duration_arg(text: str) -> float:
 
 
 def url_lifetime_arg(text: str) -> int:
-    from objperf.s3client import PRESIGN_MAX_SECONDS
+    from objperf.s3client import check_url_lifetime
 
     seconds = duration_arg(text)
-    if not 3 <= seconds <= PRESIGN_MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be between 3s and 7 days (168h, SigV4's limit): {text!r}")
+    try:
+        check_url_lifetime(seconds)
+    except ObjperfError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return int(seconds)
 
 

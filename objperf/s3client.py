@@ -28,6 +28,13 @@ PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 # them and the temporary credentials (SSO, an assumed role) they were signed with: botocore renews
 # those ten to fifteen minutes before they expire, and each new URL is signed with what it holds then.
 URL_LIFETIME_S = 15 * 60
+URL_LIFETIME_MIN_S = 3
+
+
+def check_url_lifetime(seconds: float) -> None:
+    if not URL_LIFETIME_MIN_S <= seconds <= PRESIGN_MAX_SECONDS:
+        raise UsageError(f"URL lifetime must be between {URL_LIFETIME_MIN_S}s and 7 days (168h, SigV4's limit), "
+                         f"not {seconds:g}s")
 CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
 # What the light path (objperf.s3light) does without botocore, by botocore's method name.
 # Presigning: (HTTP method, the extra parameters it carries); a write run's multipart calls: HTTP method.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from objperf.errors import ObjperfError, TargetError, UsageError
-from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
+from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
 from objperf.s3light import TLS_HINT, UNTRUSTED
 
 
@@ -105,6 +105,7 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
 
     ``keys``: a list of keys (relative to the URL's prefix), or N for the first N objects under
     it.  ``buckets``: read the same keys from each of these buckets instead of the URL's."""
+    check_url_lifetime(url_lifetime)
     scheme = urlsplit(url).scheme
     if scheme in ("http", "https"):
         if keys or buckets:

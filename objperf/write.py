@@ -24,7 +24,7 @@ from objperf.limits import ensure_open_files
 from objperf.payload import payload
 from objperf.recorder import Recorder, RunResult
 from objperf.run import abort_and_drain, drain_until_done
-from objperf.s3client import URL_LIFETIME_S, Attempt, S3Client, S3Settings
+from objperf.s3client import URL_LIFETIME_S, Attempt, S3Client, S3Settings, check_url_lifetime
 from objperf.schema import OPS
 from objperf.summary import cut_requests
 from objperf.workload import check_connect_to
@@ -95,6 +95,7 @@ class WriteWorkload:
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
+        check_url_lifetime(self.url_lifetime)
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to)}

@@ -84,7 +84,7 @@ def test_json_summary(store):
     (["--sink", "file"], "--sink-dir"),
     (["--concurrency", "3000000"], "more than this kernel allows a process"),
     (["--connect-to", "localhost:9000"], "bad --connect-to 'localhost:9000': expected HOST:PORT:ADDR:PORT"),
-    (["--url-lifetime", "200h"], "must be between 3s and 7 days"),
+    (["--url-lifetime", "200h"], "URL lifetime must be between 3s and 7 days"),
 ])
 def test_bad_flags_give_one_line(store, args, message):
     proc = fetch(store, f"s3://{store.bucket}/data/small.bin", *args)

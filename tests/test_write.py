@@ -254,7 +254,7 @@ def test_a_mixed_run_outlasts_its_presigned_urls(store):
     (["--object-size", "lots"], "bad size"),
     (["--keys", "0"], "must be at least 1"),
     (["--connect-to", "pinned"], "bad --connect-to 'pinned'"),
-    (["--url-lifetime", "1s"], "must be between 3s and 7 days"),
+    (["--url-lifetime", "1s"], "URL lifetime must be between 3s and 7 days"),
 ])
 def test_put_bad_input(store, args, message):
     proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
@@ -308,3 +308,13 @@ def test_interrupted_put_aborts_its_uploads(store, tmp_path):
     assert rows.attrs["manifest"]["status"] == "interrupted"
     assert (rows["op"] == "UPLOAD_PART").sum() > 0 and (rows["op"] == "ABORT_MPU").sum() >= 1
     assert no_open_uploads(store)
+
+
+def test_a_url_lifetime_outside_sigv4s_range_is_refused_before_anything_is_sent(store):
+    from objperf.errors import UsageError
+    from objperf.target import resolve_read_target
+
+    with pytest.raises(UsageError, match="URL lifetime must be between 3s and 7 days"):
+        write(store, object_size=3000, requests=1, url_lifetime=8 * 24 * 3600)
+    with pytest.raises(UsageError, match="URL lifetime"):
+        resolve_read_target(f"s3://{store.bucket}/data/small.bin", store.server.settings(), url_lifetime=1)
