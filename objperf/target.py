@@ -6,6 +6,7 @@ engine) and are never put into a manifest, a log or an error message."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -64,31 +65,49 @@ class ResolvedTarget:
 
 
 class UrlRenewal:
-    """Call it as a run goes: every third of the URLs' lifetime it hands the engines URLs signed afresh.
-    Should signing fail (an expired SSO session), the run goes on with the URLs it has, says so once
-    on stderr, and tries again a third of a lifetime later."""
+    """Call it as a run goes: every third of the URLs' lifetime it has URLs signed afresh and hands them
+    to the engines.  Signing runs on a thread of its own: renewing temporary credentials is a network
+    call, and many keys take a while, and the run's loop must keep draining rows meanwhile.  Should
+    signing fail (an expired SSO session), the run goes on with the URLs it has, says so once on
+    stderr, and tries again a third of a lifetime later."""
 
     def __init__(self, target: ResolvedTarget, engines: Iterable):
         self.target = target
         self.engines = list(engines)
         self.every_s = target.url_lifetime / 3
         self.due = time.monotonic() + self.every_s if target.renews_urls else float("inf")
-        self.failed = False
+        self.reported = False
+        self._signing: threading.Thread | None = None
+        self._signed: list[str] | None = None
+        self._failure: ObjperfError | None = None
 
     def __call__(self) -> None:
-        if time.monotonic() < self.due:
-            return
-        self.due = time.monotonic() + self.every_s
+        if self._signing is not None:
+            if self._signing.is_alive():
+                return
+            self._signing = None
+            self._hand_over()
+        if time.monotonic() >= self.due:
+            self.due = time.monotonic() + self.every_s
+            self._signing = threading.Thread(target=self._sign, name="objperf-url-renewal", daemon=True)
+            self._signing.start()
+
+    def _sign(self) -> None:
         try:
-            urls = self.target.sign_urls()
+            self._signed = self.target.sign_urls()
         except ObjperfError as exc:
-            if not self.failed:
-                print(f"objperf: cannot sign fresh URLs ({exc}); going on with the ones signed before",
-                      file=sys.stderr)
-            self.failed = True
-            return
-        for engine in self.engines:
-            engine.set_urls(urls)
+            self._failure = exc
+
+    def _hand_over(self) -> None:
+        urls, self._signed = self._signed, None
+        failure, self._failure = self._failure, None
+        if urls is not None:
+            for engine in self.engines:
+                engine.set_urls(urls)
+        elif failure is not None and not self.reported:
+            print(f"objperf: cannot sign fresh URLs ({failure}); going on with the ones signed before",
+                  file=sys.stderr)
+            self.reported = True
 
 
 def split_s3_url(url: str) -> tuple[str, str]:

@@ -242,3 +242,20 @@ def test_urls_change_under_a_running_engine(store):
     uploader = Engine([], [], concurrency=1, queue_capacity=4)
     with pytest.raises(ValueError, match="plan mode"):
         uploader.set_urls([])
+
+
+def test_a_run_whose_urls_cannot_be_signed_again_goes_on_and_says_so_once(store, monkeypatch, capsys):
+    from objperf.errors import CredentialsError
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings(), url_lifetime=6)
+
+    def expired_session(*args, **kwargs):
+        raise CredentialsError("the SSO session has expired; run aws sso login")
+
+    monkeypatch.setattr(target.client, "presign", expired_session)  # what botocore raises when it cannot renew
+    workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=4.5, sink="discard")
+    rows = run_read(target, workload).rows  # two renewals fail, at 2 s and 4 s; the URLs live 6 s
+    finished = rows["curl_code"] != CUT_CURL_CODE
+    assert (rows.loc[finished, "status"] == 206).all() and finished.sum() > 10
+    err = capsys.readouterr().err
+    assert err.count("cannot sign fresh URLs") == 1 and "SSO session has expired" in err
