@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from dataclasses import asdict, dataclass, field
 
 from objperf.errors import UsageError
@@ -23,6 +24,34 @@ def check_connect_to(entries) -> None:
         if not match or not (match[2] or match[3]) or any(p and int(p) > 65535 for p in (match[1], match[3])):
             raise UsageError(f"bad --connect-to {entry!r}: expected HOST:PORT:ADDR:PORT, as 127.0.0.1:9000:[::1]:9000 "
                              "(HOST and PORT may be empty to match any)")
+
+
+def check_interface(interface: str | None) -> None:
+    """A source that this host does not have would fail every request (libcurl error 45) after the
+    checks that come before a run had passed: refuse it now.  libcurl's forms: a NIC name or a local
+    address, ``if!NAME`` (a NIC only), ``host!ADDRESS`` (an address only)."""
+    if not interface:
+        return
+    kind, _, name = interface.rpartition("!") if interface.startswith(("if!", "host!")) else ("", "", interface)
+    nic = kind != "host" and name in {n for _, n in socket.if_nameindex()}
+    if not (nic or kind != "if" and _can_bind(name)):
+        raise UsageError(f"bad --interface {interface!r}: neither a network interface nor a local address "
+                         "of this host")
+
+
+def _can_bind(host: str) -> bool:
+    try:
+        found = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICSERV)
+    except (OSError, UnicodeError):
+        return False
+    for family, kind, proto, _, address in found:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.bind(address)
+            return True
+        except OSError:
+            continue
+    return False
 
 
 @dataclass
@@ -75,6 +104,7 @@ class ReadWorkload:
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive")
         check_connect_to(self.connect_to)
+        check_interface(self.interface)
         if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.interface
                                           or self.http_version != "1.1"):
             raise UsageError("the requests engine supports neither --ip, --connect-to, --interface nor HTTP/2")

@@ -27,7 +27,7 @@ from objperf.run import abort_and_drain, drain_until_done
 from objperf.s3client import URL_LIFETIME_S, Attempt, S3Client, S3Settings, check_url_lifetime
 from objperf.schema import OPS
 from objperf.summary import cut_requests
-from objperf.workload import check_connect_to
+from objperf.workload import check_connect_to, check_interface
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
@@ -95,6 +95,7 @@ class WriteWorkload:
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
+        check_interface(self.interface)
         check_url_lifetime(self.url_lifetime)
 
     def describe(self) -> dict:

@@ -85,6 +85,8 @@ def test_json_summary(store):
     (["--concurrency", "3000000"], "more than this kernel allows a process"),
     (["--connect-to", "localhost:9000"], "bad --connect-to 'localhost:9000': expected HOST:PORT:ADDR:PORT"),
     (["--url-lifetime", "200h"], "URL lifetime must be between 3s and 7 days"),
+    (["--interface", "nosuchnic0"], "bad --interface 'nosuchnic0': neither a network interface nor a local address"),
+    (["--interface", "if!127.0.0.1"], "bad --interface 'if!127.0.0.1'"),
 ])
 def test_bad_flags_give_one_line(store, args, message):
     proc = fetch(store, f"s3://{store.bucket}/data/small.bin", *args)

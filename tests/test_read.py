@@ -183,6 +183,10 @@ def test_connect_to_and_interface_pin_both_ends(store):
         rows = run_read(target, workload).rows
         assert (rows["status"] == 206).all()
         assert set(rows["remote_ip"]) == {pinned} and set(rows["local_ip"]) == {pinned}
+    # A NIC by name, in libcurl's if! form: the loopback NIC carries both families.
+    by_name = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, requests=4, interface="if!lo")
+    rows = run_read(target, by_name).rows
+    assert (rows["status"] == 206).all()
 
 
 def test_samples_back_the_byte_count(store, tmp_path):

@@ -255,6 +255,7 @@ def test_a_mixed_run_outlasts_its_presigned_urls(store):
     (["--keys", "0"], "must be at least 1"),
     (["--connect-to", "pinned"], "bad --connect-to 'pinned'"),
     (["--url-lifetime", "1s"], "URL lifetime must be between 3s and 7 days"),
+    (["--interface", "192.0.2.7"], "bad --interface '192.0.2.7'"),  # TEST-NET-1: no host has it
 ])
 def test_put_bad_input(store, args, message):
     proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
