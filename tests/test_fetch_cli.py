@@ -278,3 +278,16 @@ def test_a_plain_url_without_a_size_is_one_line(tmp_path):
     proc = run_cli(FETCH, "http://127.0.0.1:1/nothing-listens-here")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot reach http://127.0.0.1:1/" in proc.stderr
+
+
+def test_a_run_whose_every_request_failed_exits_non_zero_and_keeps_its_rows(store, tmp_path):
+    # Pinned to a port nothing listens on: the HEAD before the run succeeds, every GET is refused.
+    port = store.server.s3_port
+    out = tmp_path / "run"
+    proc = fetch(store, f"s3://{store.bucket}/data/even.bin", "-n", "3",
+                 "--connect-to", f"127.0.0.1:{port}:127.0.0.1:1", "--out", str(out))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "objperf.fetch: error: all 3 requests failed" in proc.stderr
+    assert "curl errors  7 " in proc.stdout
+    df = load(out)
+    assert len(df) == 3 and (df["curl_code"] == 7).all()
