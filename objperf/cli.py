@@ -287,7 +287,8 @@ def report(prog: str, result, args, say: Callable[[str], None]) -> int:
     s = result.summary
     if s["error_requests"] and s["error_requests"] + s.get("cut_requests", 0) == s["requests"]:
         # A store answering some requests with errors is a measurement; one answering none is a failed run.
-        print(f"{prog}: error: all {s['requests']} requests failed; the summary says how", file=sys.stderr)
+        print(f"{prog}: error: no request succeeded ({s['error_requests']} failed); the summary says how",
+              file=sys.stderr)
         return EXIT_ERROR
     failed = s.get("objects_failed", 0) or str(s.get("verified", "")).startswith("FAILED")
     return EXIT_ERROR if failed or not s["requests"] else 0
