@@ -32,7 +32,7 @@ def check_interface(interface: str | None) -> None:
     address, ``if!NAME`` (a NIC only), ``host!ADDRESS`` (an address only)."""
     if not interface:
         return
-    kind, _, name = interface.rpartition("!") if interface.startswith(("if!", "host!")) else ("", "", interface)
+    kind, _, name = interface.partition("!") if interface.startswith(("if!", "host!")) else ("", "", interface)
     nic = kind != "host" and name in {n for _, n in socket.if_nameindex()}
     if not (nic or kind != "if" and _can_bind(name)):
         raise UsageError(f"bad --interface {interface!r}: neither a network interface nor a local address "
