@@ -105,7 +105,8 @@ class UrlRenewal:
             for engine in self.engines:
                 engine.set_urls(urls)
         elif failure is not None and not self.reported:
-            print(f"objperf: cannot sign fresh URLs ({failure}); going on with the ones signed before",
+            below_progress = "\n" if sys.stderr.isatty() else ""  # a progress line may be on the terminal
+            print(f"{below_progress}objperf: cannot sign fresh URLs ({failure}); going on with the ones signed before",
                   file=sys.stderr)
             self.reported = True
 
