@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -85,18 +86,27 @@ def read_manifest(path: str | Path) -> dict:
         raise UsageError(f"{path} is not an objperf dataset (no {MANIFEST})") from None
 
 
-def load(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = None) -> pd.DataFrame:
     """The per-request rows of the dataset at ``path`` (only ``columns``, if given: much faster on
-    large datasets); ``df.attrs["manifest"]`` holds its manifest."""
-    path = Path(path)
-    manifest = read_manifest(path)
-    parts = sorted((path / ROWS_DIR).glob("part-*.parquet"))
+    large datasets); ``df.attrs["manifest"]`` holds its manifest.
+
+    Several datasets (a list of paths: runs shared by others, or made on several hosts) come back as
+    one frame, their rows told apart by ``run_id`` and ``host``; ``df.attrs["manifests"]`` maps each
+    path to its manifest."""
+    paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
+    if not paths:
+        raise UsageError("load needs at least one dataset")
+    manifests = {str(p): read_manifest(p) for p in paths}
+    parts = [part for p in paths for part in sorted((p / ROWS_DIR).glob("part-*.parquet"))]
     if parts:
         table = pa.concat_tables([pq.read_table(p, columns=columns) for p in parts], promote_options="permissive")
         df = table.to_pandas()
     else:
         df = pd.DataFrame(columns=list(_empty_columns()))
-    df.attrs["manifest"] = manifest
+    if len(paths) == 1:
+        df.attrs["manifest"] = manifests[str(paths[0])]
+    else:
+        df.attrs["manifests"] = manifests
     return df
 
 

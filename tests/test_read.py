@@ -263,3 +263,20 @@ def test_a_run_whose_urls_cannot_be_signed_again_goes_on_and_says_so_once(store,
     assert (rows.loc[finished, "status"] == 206).all() and finished.sum() > 10
     err = capsys.readouterr().err
     assert err.count("cannot sign fresh URLs") == 1 and "SSO session has expired" in err
+
+
+def test_datasets_from_several_runs_load_as_one(store, tmp_path):
+    from objperf import load
+
+    runs = {}
+    for key in ("data/odd.bin", "data/small.bin"):
+        target = resolve_read_target(f"s3://{store.bucket}/{key}", store.server.settings())
+        out = tmp_path / key.replace("/", "-")
+        runs[out] = run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE), out=out)
+    both = load(list(runs))
+    assert len(both) == sum(len(r.rows) for r in runs.values())
+    assert set(both["run_id"]) == {r.run_id for r in runs.values()}
+    assert set(both["key"]) == {"data/odd.bin", "data/small.bin"}
+    assert both.groupby("key", observed=True)["bytes"].sum().to_dict() == {
+        "data/odd.bin": store.objects["data/odd.bin"], "data/small.bin": store.objects["data/small.bin"]}
+    assert {m["run_id"] for m in both.attrs["manifests"].values()} == set(both["run_id"])
