@@ -204,6 +204,9 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--ip", choices=("4", "6", "any"), default="any", help="address family (default any)")
     c.add_argument("--connect-to", action="append", default=[], metavar="HOST:PORT:ADDR:PORT",
                    help="pin connections to a server address (libcurl CONNECT_TO); repeatable")
+    c.add_argument("--spread-to", type=split_list, default=[], metavar="ADDR:PORT,...",
+                   help="deal the slots round robin to these servers of a cluster, each slot connecting to "
+                        "its own as if DNS had named it (no balancer needed); rows say which in remote_ip")
     c.add_argument("--interface", help="local source address or NIC name")
     c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
     c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
@@ -218,6 +221,13 @@ def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
     o.add_argument("--object-size", type=size_arg, default=embedded_size,
                    help=f"object size (default {embedded_size >> 20}MiB)")
+
+
+def connection_kwargs(args) -> dict:
+    """The connection flags (``add_connection_args``, less ``--threads``) as workload keywords."""
+    return {"ip": args.ip, "connect_to": tuple(args.connect_to), "spread_to": tuple(args.spread_to),
+            "interface": args.interface, "http_version": args.http, "timeout": args.timeout,
+            **buffer_size_kwargs(args)}
 
 
 def buffer_size_kwargs(args) -> dict:

@@ -12,8 +12,8 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
-    buffer_size_kwargs,
     collector_paused,
+    connection_kwargs,
     duration_arg,
     embedded_server,
     exit_now,
@@ -83,8 +83,7 @@ def read_workload(args):
     workload = ReadWorkload(
         concurrency=args.concurrency, threads=args.threads, range_size=args.range_size, random_ranges=args.random,
         sink=args.sink, sink_dir=args.sink_dir, duration=args.duration, requests=args.requests, bytes=args.bytes,
-        ip=args.ip, connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http,
-        verify=args.verify, timeout=args.timeout, engine=args.engine, **buffer_size_kwargs(args))
+        verify=args.verify, engine=args.engine, **connection_kwargs(args))
     workload.validate()
     return workload
 

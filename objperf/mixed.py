@@ -12,8 +12,8 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
-    buffer_size_kwargs,
     collector_paused,
+    connection_kwargs,
     duration_arg,
     embedded_server,
     exit_now,
@@ -71,9 +71,7 @@ def _mixed(args) -> int:
     from objperf.write import run_mixed
 
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
-                         sink=args.sink, duration=args.duration, ip=args.ip, connect_to=tuple(args.connect_to),
-                         interface=args.interface, http_version=args.http, timeout=args.timeout,
-                         **buffer_size_kwargs(args))
+                         sink=args.sink, duration=args.duration, **connection_kwargs(args))
     reads.validate()
     args.requests = None
     destination = args.write_to or (f"s3://{split_s3_url(args.url)[0]}/objperf-mixed/" if args.url else None)

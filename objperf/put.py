@@ -10,8 +10,8 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
-    buffer_size_kwargs,
     collector_paused,
+    connection_kwargs,
     duration_arg,
     embedded_server,
     exit_now,
@@ -73,9 +73,8 @@ def write_workload(args, buckets: list[str], prefix: str):
     workload = WriteWorkload(
         object_size=args.object_size, part_size=args.part_size, concurrency=args.write_concurrency,
         threads=args.threads, keys=args.keys, buckets=tuple(buckets), prefix=prefix, duration=args.duration,
-        requests=args.requests, verify=args.verify, cleanup=args.cleanup, ip=args.ip,
-        connect_to=tuple(args.connect_to), interface=args.interface, http_version=args.http, timeout=args.timeout,
-        url_lifetime=args.url_lifetime, **buffer_size_kwargs(args))
+        requests=args.requests, verify=args.verify, cleanup=args.cleanup, url_lifetime=args.url_lifetime,
+        **connection_kwargs(args))
     workload.validate()
     return workload
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from objperf.errors import UsageError
 from objperf.recorder import Recorder, RunResult
 from objperf.target import ResolvedTarget, UrlRenewal
-from objperf.workload import ReadWorkload
+from objperf.workload import ReadWorkload, spread_entries
 
 __all__ = ["RunResult", "make_engine", "run_read"]
 
@@ -36,6 +36,7 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
     from objperf._engine.core import Engine
 
     return Engine(target.urls, sizes, threads=workload.threads, ip=workload.ip, connect_to=workload.connect_to,
+                  spread_to=spread_entries(workload.spread_to),
                   interface=workload.interface, http_version=workload.http_version, tls=target.tls,
                   buffer_size=workload.buffer_size, **target.engine_tls(), **common)
 

@@ -26,6 +26,21 @@ def check_connect_to(entries) -> None:
                              "(HOST and PORT may be empty to match any)")
 
 
+_SERVER = re.compile(r"(\[[0-9A-Fa-f:.%]+\]|[^:\[\]]+):(\d{1,5})")
+
+
+def spread_entries(servers) -> tuple[str, ...]:
+    """``--spread-to`` servers (ADDR:PORT) as the CONNECT_TO entries the engine deals to its slots:
+    every request of a slot goes to its server, whatever host and port the URL names."""
+    entries = []
+    for server in servers:
+        match = _SERVER.fullmatch(server)
+        if not match or int(match[2]) > 65535:
+            raise UsageError(f"bad --spread-to {server!r}: expected ADDR:PORT, as 10.0.0.2:9000 or [fd00::2]:9000")
+        entries.append(f"::{server}")
+    return tuple(entries)
+
+
 def check_interface(interface: str | None) -> None:
     """A source that this host does not have would fail every request (libcurl error 45) after the
     checks that come before a run had passed: refuse it now.  libcurl's forms: a NIC name or a local
@@ -67,6 +82,7 @@ class ReadWorkload:
     bytes: int | None = None
     ip: str = "any"
     connect_to: tuple[str, ...] = ()
+    spread_to: tuple[str, ...] = ()  # servers (ADDR:PORT) the slots are dealt to, round robin
     interface: str | None = None
     http_version: str = "1.1"
     verify: bool = False
@@ -104,10 +120,12 @@ class ReadWorkload:
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive")
         check_connect_to(self.connect_to)
+        spread_entries(self.spread_to)
         check_interface(self.interface)
-        if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.interface
+        if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.spread_to or self.interface
                                           or self.http_version != "1.1"):
-            raise UsageError("the requests engine supports neither --ip, --connect-to, --interface nor HTTP/2")
+            raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface "
+                             "nor HTTP/2")
 
     def describe(self) -> dict:
         return asdict(self)

@@ -27,7 +27,7 @@ from objperf.run import abort_and_drain, drain_until_done
 from objperf.s3client import URL_LIFETIME_S, Attempt, S3Client, S3Settings, check_url_lifetime
 from objperf.schema import OPS
 from objperf.summary import cut_requests
-from objperf.workload import check_connect_to, check_interface
+from objperf.workload import check_connect_to, check_interface, spread_entries
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
@@ -59,6 +59,7 @@ class WriteWorkload:
     cleanup: bool = False
     ip: str = "any"
     connect_to: tuple[str, ...] = ()
+    spread_to: tuple[str, ...] = ()  # servers (ADDR:PORT) the slots are dealt to, round robin
     interface: str | None = None
     http_version: str = "1.1"
     timeout: float = 300.0
@@ -95,11 +96,13 @@ class WriteWorkload:
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
+        spread_entries(self.spread_to)
         check_interface(self.interface)
         check_url_lifetime(self.url_lifetime)
 
     def describe(self) -> dict:
-        return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to)}
+        return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to),
+                "spread_to": list(self.spread_to)}
 
 
 def object_key(prefix: str, run_id: str, index: int) -> str:
@@ -179,6 +182,7 @@ class Uploader:
         self.engine = Engine([], [], concurrency=workload.concurrency, threads=workload.threads,
                              queue_capacity=self.depth + workload.concurrency + 8, payload=self.data,
                              sink="discard", ip=workload.ip, connect_to=workload.connect_to,
+                             spread_to=spread_entries(workload.spread_to),
                              interface=workload.interface, http_version=workload.http_version,
                              tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
                              timeout=workload.timeout, connect_timeout=workload.connect_timeout,

@@ -87,6 +87,7 @@ def test_json_summary(store):
     (["--url-lifetime", "200h"], "URL lifetime must be between 3s and 7 days"),
     (["--interface", "nosuchnic0"], "bad --interface 'nosuchnic0': neither a network interface nor a local address"),
     (["--interface", "if!127.0.0.1"], "bad --interface 'if!127.0.0.1'"),
+    (["--spread-to", "10.0.0.2:9000,nope"], "bad --spread-to 'nope': expected ADDR:PORT"),
 ])
 def test_bad_flags_give_one_line(store, args, message):
     proc = fetch(store, f"s3://{store.bucket}/data/small.bin", *args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import re
 import time
 import zlib
 
@@ -187,6 +188,33 @@ def test_connect_to_and_interface_pin_both_ends(store):
     by_name = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, requests=4, interface="if!lo")
     rows = run_read(target, by_name).rows
     assert (rows["status"] == 206).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_slots_are_spread_over_a_clusters_servers(store, threads):
+    # Two S3 gateways over one filer stand for a cluster's servers; the URL names only the first.
+    servers = (f"127.0.0.1:{store.server.s3_port}", f"[::1]:{store.server.s3_port6}")
+    target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", store.server.settings())
+    workload = ReadWorkload(concurrency=4, threads=threads, range_size=RANGE, requests=24, verify=True,
+                            spread_to=servers)
+    rows = run_read(target, workload).rows
+    assert len(rows) == 24 and (rows["status"] == 206).all()
+    served = rows.groupby("slot")[["remote_ip", "remote_port"]].agg(set)
+    # slot i keeps to server i mod 2, and both servers carried reads
+    for slot, (ips, ports) in served.iterrows():
+        assert ports == {(store.server.s3_port, store.server.s3_port6)[slot % 2]}
+        assert ips == {("127.0.0.1", "::1")[slot % 2]}
+    data = store.expected("data/odd.bin")
+    assert all(c == zlib.crc32(data[o:o + n]) for o, n, c in zip(rows["offset"], rows["length"], rows["crc32"]))
+
+
+@pytest.mark.parametrize("servers, message", [(("127.0.0.1",), "bad --spread-to '127.0.0.1'"),
+                                              (("[::1]:99999",), "bad --spread-to '[::1]:99999'")])
+def test_spread_to_wants_addresses_and_ports(servers, message):
+    from objperf.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        ReadWorkload(spread_to=servers).validate()
 
 
 def test_samples_back_the_byte_count(store, tmp_path):

@@ -170,6 +170,15 @@ def test_a_write_run_outlasts_its_presigned_urls(store):
     assert (rows.loc[finished, "status"] == 200).all() and not (rows["status"] == 403).any()
 
 
+def test_parts_spread_over_a_clusters_servers_make_one_object(store):
+    servers = (f"127.0.0.1:{store.server.s3_port}", f"[::1]:{store.server.s3_port6}")
+    result = write(store, object_size=12 * MIB, part_size=5 * MIB, requests=1, verify=True, cleanup=True,
+                   spread_to=servers)
+    parts = result.rows[result.rows["op"] == "UPLOAD_PART"]
+    assert set(parts["remote_port"]) == {store.server.s3_port, store.server.s3_port6}
+    assert result.summary["verified"].startswith("ok: 1 objects")
+
+
 def test_fanout_over_keys_and_buckets(store):
     other = store.bucket + "-b"
     store.client.create_bucket(other)

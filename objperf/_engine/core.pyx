@@ -187,6 +187,7 @@ ctypedef struct Slot:
     int key_index
     int url_key
     int64_t url_generation
+    curl_slist *pin      # this slot's own CONNECT_TO list (spread_to), or NULL for the engine's
     int64_t offset
     int64_t length
     double t_start
@@ -721,11 +722,13 @@ cdef class Engine:
                  str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
                  double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
                  int ring_capacity=1 << 16, int queue_capacity=0, payload=None, ca_file=None,
-                 bint verify_tls=True):
+                 bint verify_tls=True, spread_to=()):
         """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
         Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
         send slices of ``payload`` (a C-contiguous uint8 array).  Over TLS, ``ca_file`` replaces the
-        system's CA certificates; ``verify_tls=False`` trusts any certificate."""
+        system's CA certificates; ``verify_tls=False`` trusts any certificate.  ``spread_to``: CONNECT_TO
+        entries dealt to the slots round robin, each ahead of ``connect_to`` in its slot's own list
+        (a cluster's servers reached without a balancer)."""
         cdef int i, k, nkeys = len(urls)
         cdef Slot *s
         cdef ThreadState *ts
@@ -836,6 +839,10 @@ cdef class Engine:
                 arr = self._buffers[i]
                 s.buf = <char *>cnp.PyArray_DATA(arr)
                 s.cap = slot_cap
+            if spread_to:
+                s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
+                for entry in connect_to:
+                    s.pin = curl_slist_append(s.pin, entry.encode())
             self._configure_easy(s, ip, interface, http_version, tls, buffer_size, timeout, connect_timeout)
             self._configure_tls(s.easy, ca_file, verify_tls)
 
@@ -983,8 +990,9 @@ cdef class Engine:
         check_easy(curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, <long>(timeout * 1000)), "CURLOPT_TIMEOUT_MS")
         check_easy(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, <long>(connect_timeout * 1000)),
                    "CURLOPT_CONNECTTIMEOUT_MS")
-        if self.connect_to != NULL:
-            check_easy(curl_easy_setopt(e, CURLOPT_CONNECT_TO, self.connect_to), "CURLOPT_CONNECT_TO")
+        if s.pin != NULL or self.connect_to != NULL:
+            check_easy(curl_easy_setopt(e, CURLOPT_CONNECT_TO, s.pin if s.pin != NULL else self.connect_to),
+                       "CURLOPT_CONNECT_TO")
         if interface:
             name = interface.encode()
             self._keep.append(name)
@@ -1011,6 +1019,8 @@ cdef class Engine:
                     if self.slots[i].busy:
                         curl_multi_remove_handle(self.slots[i].ts.multi, self.slots[i].easy)
                     curl_easy_cleanup(self.slots[i].easy)
+                if self.slots[i].pin != NULL:
+                    curl_slist_free_all(self.slots[i].pin)
             free(self.slots)
         if self.threads != NULL:
             for i in range(self.nthreads):
