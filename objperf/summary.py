@@ -43,6 +43,29 @@ def percentiles(values: np.ndarray, qs: list[float]) -> list[float]:
     return np.interp(at, np.arange(len(ordered)), ordered).tolist()
 
 
+def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray, first_byte: np.ndarray,
+                wall: float) -> dict:
+    """Throughput, requests and TTFB by the server that answered, when more than one did (a run spread
+    over a cluster's servers, or DNS that gives several): whose share is short, whose TTFB is long."""
+    if "remote_port" not in cols:  # columns read without the peers' addresses
+        return {}
+    answered = cols["remote_port"] > 0
+    if not answered.any():
+        return {}
+    ips, ports = cols["remote_ip"][answered], cols["remote_port"][answered]
+    if len(set(zip(ips.tolist(), ports.tolist()))) < 2:
+        return {}
+    servers = {}
+    for ip, port in sorted(set(zip(ips.tolist(), ports.tolist()))):
+        mine = (cols["remote_ip"] == ip) & (cols["remote_port"] == port)
+        host = ip.decode(errors="replace")
+        p50, = percentiles(cols["ttfb_s"][mine & first_byte & (cols["op"] == 0)] * 1000, [50])
+        servers[f"[{host}]:{port}" if ":" in host else f"{host}:{port}"] = {
+            "requests": int(mine.sum()), "ok": int((mine & ok).sum()), "failed": int((mine & failed).sum()),
+            "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9, "ttfb_ms_p50": float(p50)}
+    return servers
+
+
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
               peak_rss_bytes: int | None = None) -> dict:
     from objperf._engine.core import curl_strerror
@@ -75,6 +98,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
             }
     return {
         "requests": n,
+        "servers": _per_server(cols, ok, failed, first_byte, wall),
         "ok_requests": int(ok.sum()),
         "error_requests": int(failed.sum()),
         "cut_requests": int(cut.sum()),
@@ -117,6 +141,10 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
     if "read" in s.get("directions", {"read": None}):
         lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
                      f"   p99 {s['ttfb_ms_p99']:.2f} ms")
+    for server, v in s.get("servers", {}).items():
+        ttfb = f"   TTFB p50 {v['ttfb_ms_p50']:.2f} ms" if v["ttfb_ms_p50"] == v["ttfb_ms_p50"] else ""  # NaN: no GETs
+        lines.append(f"  server       {server:<22} {v['gbps']:.3f} Gbps   {v['requests']} requests "
+                     f"({v['failed']} failed){ttfb}")
     lines += [
         f"  HTTP status  {counts(s['status_counts'])}",
         f"  S3 errors    {counts(s['s3_error_counts'])}",

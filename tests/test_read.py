@@ -115,7 +115,7 @@ def test_byte_budget_and_random_ranges(store):
 
 def test_duration_stops_the_run(store):
     _, result = read(store, ["data/even.bin"], duration=1.0, sink="discard")
-    assert result.status == "complete"
+    assert result.status == "complete" and result.summary["servers"] == {}  # one server: no breakdown
     assert len(result.rows) > 4
     assert result.summary["wall_s"] < 10
 
@@ -197,8 +197,13 @@ def test_slots_are_spread_over_a_clusters_servers(store, threads):
     target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", store.server.settings())
     workload = ReadWorkload(concurrency=4, threads=threads, range_size=RANGE, requests=24, verify=True,
                             spread_to=servers)
-    rows = run_read(target, workload).rows
+    result = run_read(target, workload)
+    rows = result.rows
     assert len(rows) == 24 and (rows["status"] == 206).all()
+    by_server = result.summary["servers"]
+    assert set(by_server) == {servers[0], servers[1]} and sum(v["requests"] for v in by_server.values()) == 24
+    assert sum(v["ok"] for v in by_server.values()) == 24 and all(v["ttfb_ms_p50"] > 0 for v in by_server.values())
+    assert f"server       {servers[1]}" in format_summary(result.summary)
     served = rows.groupby("slot")[["remote_ip", "remote_port"]].agg(set)
     # slot i keeps to server i mod 2, and both servers carried reads
     for slot, (ips, ports) in served.iterrows():
