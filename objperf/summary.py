@@ -4,6 +4,8 @@ without a dataset never imports pandas."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 GIB = 1 << 30
@@ -52,11 +54,11 @@ def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
     answered = cols["remote_port"] > 0
     if not answered.any():
         return {}
-    ips, ports = cols["remote_ip"][answered], cols["remote_port"][answered]
-    if len(set(zip(ips.tolist(), ports.tolist()))) < 2:
+    found = sorted(set(zip(cols["remote_ip"][answered].tolist(), cols["remote_port"][answered].tolist())))
+    if len(found) < 2:
         return {}
     servers = {}
-    for ip, port in sorted(set(zip(ips.tolist(), ports.tolist()))):
+    for ip, port in found:
         mine = (cols["remote_ip"] == ip) & (cols["remote_port"] == port)
         host = ip.decode(errors="replace")
         p50, = percentiles(cols["ttfb_s"][mine & first_byte & (cols["op"] == 0)] * 1000, [50])
@@ -142,7 +144,7 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
         lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
                      f"   p99 {s['ttfb_ms_p99']:.2f} ms")
     for server, v in s.get("servers", {}).items():
-        ttfb = f"   TTFB p50 {v['ttfb_ms_p50']:.2f} ms" if v["ttfb_ms_p50"] == v["ttfb_ms_p50"] else ""  # NaN: no GETs
+        ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f"   TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
         lines.append(f"  server       {server:<22} {v['gbps']:.3f} Gbps   {v['requests']} requests "
                      f"({v['failed']} failed){ttfb}")
     lines += [
