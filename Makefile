@@ -36,7 +36,7 @@ system-deps:
 		fi; \
 	fi
 
-$(STAMP): pyproject.toml setup.py objperf/_engine/core.pyx objperf/_engine/exchange.pyx objperf/_engine/curl.pxd \
+$(STAMP): pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_engine/*.pxd) \
           objperf/_engine/objperf_helpers.h
 	$(MAKE) system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

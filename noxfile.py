@@ -12,7 +12,7 @@ nox.options.reuse_existing_virtualenvs = True
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    session.install("-e", ".[dev]")
+    session.install("-e", ".[dev,bench]")  # the client comparison's tests run the peer clients
     session.run("pytest", "-q", *session.posargs)
 
 

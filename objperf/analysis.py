@@ -7,12 +7,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.summary import cut_requests, first_byte_requests
+from objperf.schema import cut_requests, failed_requests, first_byte_requests, ok_requests
 
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
     """True where the request succeeded: no curl error and a 2xx status."""
-    return (df["curl_code"] == 0) & (df["status"] >= 200) & (df["status"] < 300)
+    return ok_requests(df["curl_code"], df["status"])
 
 
 def cut_rows(df: pd.DataFrame) -> pd.Series:
@@ -28,7 +28,7 @@ def first_byte_rows(df: pd.DataFrame) -> pd.Series:
 
 def failed_rows(df: pd.DataFrame) -> pd.Series:
     """True where the request failed: neither a success nor cut in flight when the run ended."""
-    return ~ok_rows(df) & ~cut_rows(df)
+    return failed_requests(df["curl_code"], df["status"])
 
 
 def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, at: np.ndarray) -> np.ndarray:

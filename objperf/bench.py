@@ -359,9 +359,8 @@ def bench_analysis(rows: int) -> str:
 
     from objperf import load
     from objperf.analysis import concurrency_curve
-    from objperf.dataset import DatasetWriter
+    from objperf.dataset import DatasetWriter, rows_to_table
     from objperf.recorder import empty_columns
-    from objperf.schema import rows_to_table
 
     grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
     with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:

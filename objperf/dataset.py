@@ -6,21 +6,27 @@ part.  ``load`` reads either."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from objperf.errors import UsageError
+from objperf.schema import COLUMNS, HTTP_VERSIONS, OPS
 
 MANIFEST = "manifest.json"
 ROWS_DIR = "requests"
 SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
 FORMAT = "objperf-dataset/1"
+# Room kept aside while a run writes, given back to write the final manifest on a full disk.
+RESERVE = ".objperf-reserve"
+RESERVE_BYTES = 64 << 10
 
 
 class DatasetWriter:
@@ -38,6 +44,8 @@ class DatasetWriter:
         self._parts: dict[str, int] = {}
         self.rows = 0
         self._write_manifest()
+        with contextlib.suppress(OSError):  # without it a full disk may leave the manifest "running"
+            (self.path / RESERVE).write_bytes(b"\0" * RESERVE_BYTES)
 
     def _write_manifest(self) -> None:
         tmp = self.path / (MANIFEST + ".tmp")
@@ -62,9 +70,14 @@ class DatasetWriter:
         """Record how the run ended; compact each table's parts into one file."""
         for subdir, count in self._parts.items():
             if count > 1:
-                self._compact(self.path / subdir)
+                try:
+                    self._compact(self.path / subdir)
+                except OSError:  # a full disk: the numbered parts stay, and load reads them as well
+                    (self.path / subdir / ".compact.tmp").unlink(missing_ok=True)
+                    continue
                 self._parts[subdir] = 1
         self.manifest.update(status=status, rows=self.rows, **extra)
+        (self.path / RESERVE).unlink(missing_ok=True)
         self._write_manifest()
 
     @staticmethod
@@ -76,6 +89,39 @@ class DatasetWriter:
         for part in parts:
             part.unlink()
         os.replace(tmp, directory / "part-00000.parquet")
+
+
+def _text(column: np.ndarray) -> pa.Array:
+    """Fixed-width bytes from the engine → dictionary-encoded strings."""
+    return pa.array(column, type=pa.binary()).cast(pa.string()).dictionary_encode()
+
+
+def _labels(indexes: np.ndarray, labels: list[str]) -> pa.Array:
+    """``labels[indexes]`` as a dictionary array (labels may repeat, a dictionary may not)."""
+    unique, position = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    return pa.DictionaryArray.from_arrays(pa.array(position.astype(np.int32)[indexes]),
+                                          pa.array(unique.tolist(), type=pa.string()))
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value]))
+
+
+TEXT_COLUMNS = ("s3_error", "remote_ip", "local_ip", "etag")
+
+
+def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, buckets: list[str],
+                  keys: list[str]) -> pa.Table:
+    """Engine columns (``key_index`` into ``keys``/``buckets``) → the dataset's Arrow table."""
+    n = len(cols["offset"])
+    versions = np.vectorize(lambda v: HTTP_VERSIONS.get(int(v), str(v)), otypes=[object])(cols["http_version"]) \
+        if n else np.array([], dtype=object)
+    data = {name: cols[name] for name in COLUMNS if name in cols}
+    data.update({name: _text(cols[name]) for name in TEXT_COLUMNS})
+    data.update(run_id=_constant(run_id, n), host=_constant(host, n), op=_labels(cols["op"], list(OPS)),
+                bucket=_labels(cols["key_index"], buckets), key=_labels(cols["key_index"], keys),
+                http_version=pa.array(versions, type=pa.string()).dictionary_encode())
+    return pa.table({name: data[name] for name in COLUMNS})
 
 
 def read_manifest(path: str | Path) -> dict:
@@ -102,7 +148,7 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
         table = pa.concat_tables([pq.read_table(p, columns=columns) for p in parts], promote_options="permissive")
         df = table.to_pandas()
     else:
-        df = pd.DataFrame(columns=list(_empty_columns()))
+        df = pd.DataFrame(columns=list(COLUMNS))
     if len(paths) == 1:
         df.attrs["manifest"] = manifests[str(paths[0])]
     else:
@@ -122,8 +168,3 @@ def load_samples(path: str | Path) -> dict[str, pd.DataFrame]:
             tables[kind] = pa.concat_tables([pq.read_table(p) for p in parts]).to_pandas()
     return tables
 
-
-def _empty_columns():
-    from objperf.schema import COLUMNS
-
-    return COLUMNS

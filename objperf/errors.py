@@ -1,10 +1,37 @@
 """objperf's exception hierarchy: every failure a user can cause or meet has one
 class, and the CLI prints its message as one line.  Like pyarrow's, each class
-also subclasses the builtin that fits, so callers can catch either."""
+also subclasses the builtin that fits, so callers can catch either.
+
+Every error carries what it was classified from — ``code`` (libcurl's CURLcode,
+0 for none), ``status`` (the HTTP status, None for none) and ``s3_error`` (the
+S3 error code, '' for none) — and ``classify`` is the one place that turns those
+three into a class.  Nothing is classified by searching an error's message."""
+
+from __future__ import annotations
+
+import errno
+
+# libcurl's codes that say something about the peer (curl/curl.h; stable since 7.x).
+CURLE_COULDNT_RESOLVE_HOST = 6
+CURLE_COULDNT_CONNECT = 7
+CURLE_OPERATION_TIMEDOUT = 28
+CURLE_PEER_FAILED_VERIFICATION = 60
+UNTRUSTED = "TLS certificate not trusted"  # how a failed certificate check begins its reason
+TLS_HINT = "give its CA with --ca-bundle (or AWS_CA_BUNDLE), or pass --no-verify-ssl"
+DENIED_CODES = frozenset({"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken",
+                          "ExpiredToken", "AccountProblem", "AllAccessDisabled"})
+MISSING_BUCKET_CODES = frozenset({"NoSuchBucket"})
+MISSING_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload", "NotFound"})
 
 
 class ObjperfError(Exception):
     """Base of every error objperf raises on purpose."""
+
+    def __init__(self, message: str = "", *, code: int = 0, status: int | None = None, s3_error: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.s3_error = s3_error
 
 
 class UsageError(ObjperfError, ValueError):
@@ -15,9 +42,68 @@ class TargetError(ObjperfError, OSError):
     """The endpoint, bucket or object cannot be used (unreachable, missing, forbidden)."""
 
 
+class Unreachable(TargetError):
+    """No answer from the endpoint: it refused, could not be resolved, timed out or was not trusted."""
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code == CURLE_OPERATION_TIMEDOUT
+
+    @property
+    def untrusted(self) -> bool:
+        return self.code == CURLE_PEER_FAILED_VERIFICATION
+
+
+class TransferFailed(Unreachable):
+    """One control-plane request got no answer.  ``detail`` is libcurl's own words, which name a host at
+    most, never the URL (it would carry a signature); ``sent`` says whether the request went out."""
+
+    def __init__(self, code: int, detail: str, sent: bool):
+        super().__init__(detail, code=code)
+        self.detail = detail
+        self.sent = sent
+
+
+class NotFound(TargetError):
+    """The bucket or the object does not exist (404, NoSuchKey, NoSuchBucket)."""
+
+
+class BucketNotFound(NotFound):
+    """The bucket does not exist."""
+
+
 class CredentialsError(ObjperfError, PermissionError):
     """Credentials are missing, unknown or rejected."""
 
 
 class ServerError(ObjperfError, RuntimeError):
     """The embedded local server could not be started or seeded."""
+
+
+class EngineError(ObjperfError, RuntimeError):
+    """A libcurl call of the load engine failed (``code`` is its CURLcode), or the engine could not stop."""
+
+
+class RunFailed(ObjperfError, RuntimeError):
+    """A run could not go on (a disk full under its dataset, an engine fault); its rows so far are kept."""
+
+
+def classify(message: str, *, code: int = 0, status: int | None = None, s3_error: str = "") -> ObjperfError:
+    """The error for one outcome: a libcurl code (no answer), or an HTTP status with its S3 error code."""
+    kw = {"code": code, "status": status, "s3_error": s3_error}
+    if code:
+        return Unreachable(message, **kw)
+    if s3_error in DENIED_CODES or status in (401, 403):
+        return CredentialsError(message, **kw)
+    if s3_error in MISSING_BUCKET_CODES:
+        return BucketNotFound(message, **kw)
+    if s3_error in MISSING_CODES or status == 404:
+        return NotFound(message, **kw)
+    return TargetError(message, **kw)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """A few words for a failed file operation: "disk full" rather than "[Errno 28] …"."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "disk full"
+    return exc.strerror or str(exc)

@@ -14,9 +14,10 @@ along.  Where either does not fit, the run stops with one line that says why."""
 
 from __future__ import annotations
 
-import os
 import resource
 from pathlib import Path
+
+import psutil
 
 from objperf.errors import UsageError
 from objperf.sizes import format_size
@@ -28,8 +29,8 @@ RESERVE = 64
 
 def open_files_in_use() -> int:
     try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
+        return psutil.Process().num_fds()
+    except (psutil.Error, AttributeError):  # num_fds is POSIX only
         return RESERVE
 
 
@@ -66,15 +67,9 @@ def ensure_open_files(concurrency: int, extra: int = 0, *, what: str = "") -> in
 
 
 def memory_available() -> int:
-    """Bytes this process may still take: the kernel's MemAvailable, less where a cgroup caps it."""
-    available = 1 << 62
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
+    """Bytes this process may still take: the memory available, less where a cgroup caps it (psutil
+    does not read cgroups: a container's limit is read from cgroup v2's files)."""
+    available = psutil.virtual_memory().available
     try:
         limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
         used = int(Path("/sys/fs/cgroup/memory.current").read_text())

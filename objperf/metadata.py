@@ -40,18 +40,10 @@ def platform_name() -> str:
 
 
 def nic_speeds() -> dict[str, int | None]:
-    """Link speed in Mb/s per network interface (None where the kernel does not say)."""
-    speeds: dict[str, int | None] = {}
-    base = Path("/sys/class/net")
-    if not base.is_dir():
-        return speeds
-    for nic in sorted(base.iterdir()):
-        try:
-            value = int((nic / "speed").read_text().strip())
-            speeds[nic.name] = value if value > 0 else None
-        except (OSError, ValueError):
-            speeds[nic.name] = None
-    return speeds
+    """Link speed in Mb/s per network interface (None where the system does not say)."""
+    import psutil
+
+    return {name: stats.speed or None for name, stats in sorted(psutil.net_if_stats().items())}
 
 
 def system_info() -> dict:

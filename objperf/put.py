@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _put(args) -> int:
-    from objperf.write import run_write
+    from objperf.run import run_write
 
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)

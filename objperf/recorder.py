@@ -15,17 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from objperf.errors import RunFailed, describe_os_error
 from objperf.metadata import system_info, utc_now
 from objperf.sampler import Sampler
+from objperf.schema import empty_columns
 from objperf.summary import summarize
 
 FLUSH_EVERY_S = 1.0
-
-
-def empty_columns() -> dict[str, np.ndarray]:
-    from objperf._engine.core import ENGINE_COLUMNS
-
-    return {name: np.zeros(0, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
 
 
 def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -50,7 +46,7 @@ class RunResult:
     @cached_property
     def rows(self):
         """The rows as a pandas DataFrame, in the dataset's schema."""
-        from objperf.schema import rows_to_table
+        from objperf.dataset import rows_to_table
 
         return rows_to_table(self.columns, **self.labels).to_pandas()
 
@@ -81,6 +77,9 @@ class Recorder:
         self._collector_was_on = True
         self.engine_threads = engine_threads
         self.sampler = Sampler()
+        self.write_error: OSError | None = None  # the dataset could not be written: rows stay in memory
+        self.rows_unwritten = 0
+        self.rows_dropped = 0  # rows an aborted engine could not hand over (see Engine.rows_dropped)
 
     def start_clock(self) -> None:
         # Everything alive now (imports, botocore's models) lives for the whole run: out of the
@@ -117,30 +116,53 @@ class Recorder:
             self.flush()
 
     def flush(self) -> None:
-        if self.writer:
-            import pyarrow as pa
+        """Write the rows and samples gathered since the last flush.  The first time the dataset cannot
+        be written (a full disk) this raises ``RunFailed``; from then on rows stay in memory, counted."""
+        unflushed, self._unflushed = self._unflushed, []
+        self._last_flush = time.monotonic()
+        if not self.writer or self.write_error is not None:
+            self.rows_unwritten += sum(len(c["offset"]) for c in unflushed) if self.writer else 0
+            return
+        import pyarrow as pa
 
-            from objperf.dataset import SAMPLES_DIR
-            from objperf.schema import rows_to_table
+        from objperf.dataset import SAMPLES_DIR, rows_to_table
 
-            if self._unflushed:
-                self.writer.append(rows_to_table(concat_columns(self._unflushed), **self.labels))
+        try:
+            if unflushed:
+                self.writer.append(rows_to_table(concat_columns(unflushed), **self.labels))
             for kind, table in self.sampler.take_new().items():
                 self.writer.append(pa.table(table), f"{SAMPLES_DIR}/{kind}")
-        self._unflushed.clear()
-        self._last_flush = time.monotonic()
+        except OSError as exc:
+            self.write_error = exc
+            self.rows_unwritten += sum(len(c["offset"]) for c in unflushed)
+            raise RunFailed(f"{describe_os_error(exc)} writing the dataset in {self.out}; "
+                            f"the rows written before are kept") from None
 
     def finish(self, status: str, *, extra: dict | None = None, slot_buffers: list | None = None) -> RunResult:
+        """The run's result, and its manifest written with ``status``.  Never raises for a dataset that
+        cannot be written: the summary says how many rows are missing from it."""
         self.stop_clock()
         wall, cpu, peak_rss = self._stopped
-        self.flush()
+        try:
+            self.flush()
+        except RunFailed:
+            status = "failed"
         columns = concat_columns(self._chunks)
         summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
         app_bytes = {name: d["bytes"] for name, d in summary["directions"].items()}
         summary["evidence"] = self.sampler.evidence(app_bytes, wall, self.engine_threads)
+        if self.rows_unwritten:
+            summary["rows_unwritten"] = self.rows_unwritten
+        if self.rows_dropped:
+            summary["rows_dropped"] = self.rows_dropped
         summary.update(extra or {})
         self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
+        if self.write_error is not None:
+            status = self.manifest["status"] = "failed"
         if self.writer:
-            self.writer.close(status, ended_utc=self.manifest["ended_utc"], summary=summary)
+            try:  # even on a full disk: the manifest is small, and saying "failed" matters
+                self.writer.close(status, ended_utc=self.manifest["ended_utc"], summary=summary)
+            except OSError as exc:
+                self.write_error = self.write_error or exc
         return RunResult(self.run_id, status, columns, self.labels, summary, self.manifest, self.out,
                          slot_buffers or [])

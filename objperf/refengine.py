@@ -18,14 +18,13 @@ import zlib
 
 import numpy as np
 import requests
+import urllib3
 
-from objperf._engine.core import ENGINE_COLUMNS
-from objperf.limits import ensure_memory, ensure_open_files
+from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 
-_CODE = re.compile(rb"<Code>([^<]{1,32})</Code>")
+_CODE = re.compile(rb"<Code>([^<]{1,%d})</Code>" % S3_ERROR_BYTES)
 _CHUNK = 1 << 20
 CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
-CURLE_ABORTED_BY_CALLBACK = 42  # how both engines mark a GET cut in flight (objperf.summary.CUT_CURL_CODE)
 
 
 class _Plan:
@@ -65,12 +64,12 @@ class _Plan:
 
 
 class RequestsEngine:
-    """Drop-in for ``objperf._engine.core.Engine`` (same constructor keywords, same methods)."""
+    """Drop-in for ``objperf._engine.core.Engine`` (same constructor keywords, same methods).
+    A thread and a connection per slot: the caller checks the open-file limit for them."""
 
     def __init__(self, urls, sizes, *, concurrency=16, range_size=8 << 20, sink="ram", random_ranges=False,
                  fds=None, max_requests=-1, max_bytes=-1, verify=False, timeout=300.0, connect_timeout=10.0,
                  seed=0x9E3779B97F4A7C15, ca_file=None, verify_tls=True, **_curl_only):
-        ensure_open_files(concurrency)  # a thread, and a connection, per slot
         self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]
         self.plan = _Plan(sizes, range_size, random_ranges, max_requests, max_bytes, seed)
         self.concurrency = concurrency
@@ -85,10 +84,8 @@ class RequestsEngine:
 
             quiet_insecure_warnings()
         cap = min(range_size, max(max(sizes), 1))
-        if sink == "ram":
-            ensure_memory(concurrency, cap)
         self._buffers = [np.empty(cap, dtype=np.uint8) for _ in range(concurrency)] if sink == "ram" else []
-        self._rows: list[tuple] = []
+        self._rows: list[dict] = []
         self._rows_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._abort = False
@@ -133,8 +130,21 @@ class RequestsEngine:
             rows, self._rows = self._rows, []
         if not rows:
             return None
-        names = list(ENGINE_COLUMNS)
-        return {name: np.array([row[i] for row in rows], dtype=ENGINE_COLUMNS[name]) for i, name in enumerate(names)}
+        return {name: np.array([row[name] for row in rows], dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+
+    fault = None  # requests starts every request it plans
+    rows_dropped = 0
+
+    def close(self, timeout: float = 10.0) -> None:
+        if self.running:
+            self.stop(abort=True)
+            self.join(timeout)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     def _worker(self, slot: int) -> None:
         session = requests.Session()
@@ -162,7 +172,7 @@ class RequestsEngine:
                                verify=self.tls_verify)
             ttfb = time.perf_counter() - t0
             status = resp.status_code
-            etag = resp.headers.get("ETag", "").encode()[:48]
+            etag = resp.headers.get("ETag", "").encode()[:ETAG_BYTES]
             try:
                 sock = resp.raw.connection.sock
                 peer, local = sock.getpeername(), sock.getsockname()
@@ -175,11 +185,17 @@ class RequestsEngine:
             else:
                 got, crc, cut = self._sink_body(resp.raw, slot, key, offset, scratch)
                 if cut:
-                    curl_code = CURLE_ABORTED_BY_CALLBACK
+                    curl_code = CUT_CURL_CODE
             resp.close()
+        except requests.exceptions.Timeout:  # ConnectTimeout is both a Timeout and a ConnectionError
+            curl_code = CURLE_OPERATION_TIMEDOUT
         except requests.exceptions.ConnectionError as exc:
-            curl_code = CURLE_OPERATION_TIMEDOUT if "timed out" in str(exc) else CURLE_COULDNT_CONNECT
-        except requests.exceptions.Timeout:
+            timed_out = any(isinstance(arg, urllib3.exceptions.TimeoutError) for arg in exc.args)
+            curl_code = CURLE_OPERATION_TIMEDOUT if timed_out else CURLE_COULDNT_CONNECT
+        except urllib3.exceptions.TimeoutError:  # while reading the body
+            curl_code = CURLE_OPERATION_TIMEDOUT
+        except urllib3.exceptions.HTTPError:
+            curl_code = CURLE_RECV_ERROR
             curl_code = CURLE_OPERATION_TIMEDOUT
         except OSError as exc:
             curl_code = CURLE_WRITE_ERROR if exc.errno in (errno.ENOSPC, errno.EBADF) else CURLE_RECV_ERROR
@@ -187,12 +203,14 @@ class RequestsEngine:
             curl_code = CURLE_RECV_ERROR
         total = time.perf_counter() - t0
         self._requests += 1
-        self._errors += int(curl_code != CURLE_ABORTED_BY_CALLBACK and (curl_code != 0 or status >= 400 or status == 0))
+        self._errors += int(curl_code != CUT_CURL_CODE and (curl_code != 0 or status >= 400 or status == 0))
         family = 0 if not remote_ip else (6 if b":" in remote_ip else 4)
         nan = float("nan")
-        return (slot, slot, 0, key, offset, length, 0, status, s3_error, curl_code, got, t_start,
-                nan, nan, nan, nan, ttfb, total, remote_ip, remote_port, local_ip, local_port, family, 11,
-                False, crc if self.verify else 0, etag)
+        return dict(thread=slot, slot=slot, op=OP_GET, key_index=key, offset=offset, length=length, attempt=0,
+                    status=status, s3_error=s3_error, curl_code=curl_code, bytes=got, t_start=t_start, dns_s=nan,
+                    connect_s=nan, tls_s=nan, pretransfer_s=nan, ttfb_s=ttfb, total_s=total, remote_ip=remote_ip,
+                    remote_port=remote_port, local_ip=local_ip, local_port=local_port, ip_family=family,
+                    http_version=11, new_conn=False, crc32=crc if self.verify else 0, etag=etag)
 
     def _time_is_up(self) -> bool:
         return self._abort or bool(self.plan.deadline and time.monotonic() >= self.plan.deadline)

@@ -1,5 +1,7 @@
-"""One read run: target + workload → engine → rows (flushed to the dataset as
-they come) → summary.  Ctrl-C or SIGTERM ends it early and keeps every finished row.
+"""Runs of every kind — reads, writes, mixed, several reads at once — each
+target + workload → engines → rows (flushed to the dataset as they come) →
+summary, all through the one drive loop (``objperf.drive``).  Ctrl-C or SIGTERM
+ends a run early and keeps every finished row.
 
 Rows stay NumPy columns until someone asks for a DataFrame, so a run without
 ``out`` never pays for pandas or pyarrow."""
@@ -7,23 +9,34 @@ Rows stay NumPy columns until someone asks for a DataFrame, so a run without
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
+from objperf.drive import ProgressFn, ReadPart, drive
 from objperf.errors import UsageError
+from objperf.limits import ensure_memory, ensure_open_files
 from objperf.recorder import Recorder, RunResult
+from objperf.s3client import S3Client, S3Settings
 from objperf.target import ResolvedTarget, UrlRenewal
+from objperf.uploader import Uploader
 from objperf.workload import ReadWorkload, spread_entries
+from objperf.write import WriteWorkload
 
-__all__ = ["RunResult", "make_engine", "run_read"]
+__all__ = ["RunResult", "make_engine", "run_mixed", "run_read", "run_reads_together", "run_write"]
 
-DRAIN_EVERY_S = 0.1
-PROGRESS_EVERY_S = 0.5
 
-ProgressFn = Callable[[float, int, int, int], None]
+def check_read_resources(target: ResolvedTarget, workload: ReadWorkload) -> None:
+    """The open files and memory the engine will need, before it is built (the open-file limit raised)."""
+    if workload.engine == "requests":
+        ensure_open_files(workload.concurrency)  # a thread, and a connection, per slot
+    else:  # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
+        ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
+    if workload.sink == "ram":
+        largest = max((o.size for o in target.objects), default=0)
+        ensure_memory(workload.concurrency, min(workload.range_size, max(largest, 1)))
 
 
 def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] | None):
+    check_read_resources(target, workload)
     sizes = [o.size for o in target.objects]
     common = dict(concurrency=workload.concurrency, range_size=workload.range_size, sink=workload.sink,
                   random_ranges=workload.random_ranges, fds=fds, verify=workload.verify,
@@ -41,37 +54,28 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
                   buffer_size=workload.buffer_size, **target.engine_tls(), **common)
 
 
-def _open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int] | None:
+def open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int]:
+    """One file per object under ``--sink-dir`` for the file sink (none for the others)."""
     if workload.sink != "file":
-        return None
+        return []
     base = Path(workload.sink_dir)
-    fds = []
+    fds: list[int] = []
     for obj in target.objects:
         path = base / (obj.bucket or "http") / obj.key
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            fds.append(fd)
             os.ftruncate(fd, obj.size)
         except OSError as exc:
-            for fd in fds:
-                os.close(fd)
+            close_all(fds)
             raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-        fds.append(fd)
     return fds
 
 
-def drain_until_done(engine, take: Callable[[dict | None], None]) -> None:
-    """Hand ``take`` the rows of an engine told to stop, until its threads end.  Draining while
-    joining: a thread whose row ring is full waits for room before it can end."""
-    while not engine.join(DRAIN_EVERY_S):
-        take(engine.drain())
-    take(engine.drain())
-
-
-def abort_and_drain(engine, take: Callable[[dict | None], None]) -> None:
-    """Stop ``engine`` now and hand its last rows to ``take``, the requests it cut among them."""
-    engine.stop(abort=True)
-    drain_until_done(engine, take)
+def close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:
@@ -87,29 +91,104 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
                         buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
                         engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
-    fds = _open_sink_files(target, workload)
-    engine = make_engine(target, workload, fds)
-    renew_urls = UrlRenewal(target, [engine])
-    status = "complete"
-    recorder.start_clock()
+    fds = open_sink_files(target, workload)
     try:
-        engine.start(workload.duration or 0.0)
-        last_progress = 0.0
-        while engine.running:
-            engine.join(DRAIN_EVERY_S)
-            recorder.add(engine.drain())
-            renew_urls()
-            if on_progress and recorder.elapsed - last_progress >= PROGRESS_EVERY_S:
-                last_progress = recorder.elapsed
-                on_progress(last_progress, *engine.progress())
-    except KeyboardInterrupt:
-        status = "interrupted"
-        abort_and_drain(engine, recorder.add)
-    finally:
-        recorder.add(engine.drain())
-        if fds:
-            for fd in fds:
-                os.close(fd)
+        engine = make_engine(target, workload, fds or None)
+    except BaseException:
+        close_all(fds)
+        raise
+    part = ReadPart(engine, recorder, duration=workload.duration or 0.0, renew_urls=UrlRenewal(target, [engine]))
+    status = drive(recorder, [part], on_progress=on_progress, after_engines=[lambda: close_all(fds)])
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
         if keep_slot_buffers and workload.sink == "ram" else []
     return recorder.finish(status, slot_buffers=buffers)
+
+
+def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path | None = None,
+              on_progress: ProgressFn | None = None, create_buckets: bool = False) -> RunResult:
+    workload.validate()
+    client = S3Client(settings)
+    for bucket in workload.buckets:
+        if create_buckets:
+            client.create_bucket(bucket)
+        elif not client.bucket_exists(bucket):
+            raise UsageError(f"bucket {bucket!r} does not exist at {client.endpoint} (create it first)")
+    recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
+                                         "buckets": list(workload.buckets)},
+                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
+    uploader = Uploader(client, workload, recorder)
+    status = drive(recorder, [uploader], on_progress=on_progress)
+    return _finish_write(recorder, uploader, status)
+
+
+def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunResult:
+    recorder.stop_clock()
+    extra = uploader.summary()
+    if uploader.workload.verify and status == "complete":
+        extra["verified"] = uploader.verify()
+    elif uploader.workload.verify:
+        extra["verified"] = "not verified: the run was interrupted"
+    else:
+        extra["verified"] = "not verified (--verify reads every object back and compares)"
+    if uploader.workload.cleanup:
+        extra["cleaned_up"] = uploader.cleanup()
+    return recorder.finish(status, extra=extra)
+
+
+def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings: S3Settings,
+              write_workload: WriteWorkload, *, out: str | Path | None = None, on_progress: ProgressFn | None = None,
+              create_buckets: bool = False) -> RunResult:
+    """Reads and writes at the same time, each with its own engine and concurrency; rows of both
+    directions in one dataset, a summary per direction."""
+    read_workload.validate()
+    write_workload.validate()
+    if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
+        raise UsageError("a mixed run needs --duration (or a request or byte budget for the reads)")
+    # Each engine's check counts only its own sockets; a mixed run holds both's.
+    ensure_open_files(read_workload.concurrency + write_workload.concurrency,
+                      extra=8 * (read_workload.threads + write_workload.threads),
+                      what=f"reads and writes together ({read_workload.concurrency:,} + "
+                           f"{write_workload.concurrency:,} in flight)")
+    client = S3Client(settings)
+    for bucket in write_workload.buckets:
+        if create_buckets:
+            client.create_bucket(bucket)
+    recorder = Recorder("mixed", target={"read": read_target.describe(),
+                                         "write": {"kind": "s3", **settings.describe(),
+                                                   "buckets": list(write_workload.buckets)}},
+                        workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
+                        buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
+                        engine_threads=read_workload.threads + write_workload.threads)
+    reader = make_engine(read_target, read_workload, None)
+    try:
+        uploader = Uploader(client, write_workload, recorder)
+    except BaseException:
+        reader.close()
+        raise
+    reads = ReadPart(reader, recorder, duration=read_workload.duration or 0.0,
+                     renew_urls=UrlRenewal(read_target, [reader]))
+    status = drive(recorder, [uploader, reads], on_progress=on_progress)
+    return _finish_write(recorder, uploader, status)
+
+
+def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:
+    """Several read engines at once into one dataset (rows keep each target's bucket and key)."""
+    buckets, keys, offsets = [], [], []
+    for target, _ in pairs:
+        offsets.append(len(keys))
+        buckets += [o.bucket for o in target.objects]
+        keys += [o.key for o in target.objects]
+    recorder = Recorder("reads-together", target={"targets": [t.describe() for t, _ in pairs]},
+                        workload={"workloads": [w.describe() for _, w in pairs]}, out=out, buckets=buckets,
+                        keys=keys, engine_threads=sum(w.threads for _, w in pairs))
+    parts: list[ReadPart] = []
+    try:
+        for (target, workload), offset in zip(pairs, offsets):
+            engine = make_engine(target, workload, None)
+            parts.append(ReadPart(engine, recorder, duration=workload.duration or 0.0,
+                                  renew_urls=UrlRenewal(target, [engine]), key_offset=offset))
+    except BaseException:
+        for part in parts:
+            part.engine.close()
+        raise
+    return recorder.finish(drive(recorder, parts))

@@ -20,8 +20,22 @@ from html import escape
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from objperf import sigv4
-from objperf.errors import CredentialsError, ObjperfError, TargetError, UsageError
-from objperf.s3light import TLS_HINT, UNTRUSTED, LightS3, Unreachable
+from objperf.errors import (
+    CURLE_COULDNT_CONNECT,
+    CURLE_OPERATION_TIMEDOUT,
+    CURLE_PEER_FAILED_VERIFICATION,
+    TLS_HINT,
+    UNTRUSTED,
+    CredentialsError,
+    NotFound,
+    ObjperfError,
+    TargetError,
+    TransferFailed,
+    Unreachable,
+    UsageError,
+    classify,
+)
+from objperf.s3light import LightS3
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 # How long a run's presigned URLs live.  Runs sign them afresh every third of this, so a run outlasts
@@ -35,14 +49,13 @@ def check_url_lifetime(seconds: float) -> None:
     if not URL_LIFETIME_MIN_S <= seconds <= PRESIGN_MAX_SECONDS:
         raise UsageError(f"URL lifetime must be between {URL_LIFETIME_MIN_S}s and 7 days (168h, SigV4's limit), "
                          f"not {seconds:g}s")
-CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR = 7, 56  # transport failures, coded as the engine codes them
+CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR = 35, 56  # transport failures, coded as the engine codes them
 # What the light path (objperf.s3light) does without botocore, by botocore's method name.
 # Presigning: (HTTP method, the extra parameters it carries); a write run's multipart calls: HTTP method.
 LIGHT_PRESIGNS = {"get_object": ("GET", set()), "put_object": ("PUT", set()),
                   "upload_part": ("PUT", {"UploadId", "PartNumber"})}
 LIGHT_ATTEMPTS = {"create_multipart_upload": "POST", "complete_multipart_upload": "POST",
                   "abort_multipart_upload": "DELETE"}
-_DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "InvalidToken", "ExpiredToken"}
 
 
 @dataclass(frozen=True)
@@ -178,12 +191,13 @@ class S3Client:
                 "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
             ) from None
         except SSLError as exc:
-            reason = UNTRUSTED if "CERTIFICATE_VERIFY_FAILED" in str(exc) else "TLS handshake failed"
-            raise self._unreachable(what, reason, timed_out=False) from None
-        except (EndpointConnectionError, ConnectTimeoutError) as exc:
-            raise self._unreachable(what, type(exc).__name__, timed_out=False) from None
-        except ReadTimeoutError:
-            raise self._unreachable(what, "", timed_out=True) from None
+            if _certificate_rejected(exc):
+                raise self._unreachable(what, CURLE_PEER_FAILED_VERIFICATION, "") from None
+            raise self._unreachable(what, CURLE_SSL_CONNECT_ERROR, "TLS handshake failed") from None
+        except (ConnectTimeoutError, ReadTimeoutError):
+            raise self._unreachable(what, CURLE_OPERATION_TIMEDOUT, "") from None
+        except EndpointConnectionError as exc:
+            raise self._unreachable(what, CURLE_COULDNT_CONNECT, type(exc).__name__) from None
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -232,9 +246,8 @@ class S3Client:
         t0 = time.perf_counter()
         try:
             answer = self._light.send(LIGHT_ATTEMPTS[method], Bucket, Key, params, body)
-        except Unreachable as exc:
-            code = CURLE_RECV_ERROR if exc.connected else CURLE_COULDNT_CONNECT
-            return Attempt(None, 0, "", code, t_start, time.perf_counter() - t0)
+        except TransferFailed as exc:
+            return Attempt(None, 0, "", exc.code, t_start, time.perf_counter() - t0)
         seconds = time.perf_counter() - t0
         status = answer.status
         if 200 <= status < 300 and b"<Error>" in answer.body:
@@ -258,12 +271,12 @@ class S3Client:
             else:
                 head = self._call(f"HEAD s3://{bucket}/{key}", self._client.head_object, Bucket=bucket, Key=key)
                 size = int(head["ContentLength"])
-        except TargetError as exc:
-            if "404" in str(exc) or "NoSuch" in str(exc):
-                if not self.bucket_exists(bucket):
-                    raise TargetError(f"bucket {bucket!r} does not exist at {self.endpoint}") from None
-                raise TargetError(f"object s3://{bucket}/{key} does not exist") from None
-            raise
+        except NotFound as exc:
+            if not self.bucket_exists(bucket):
+                raise NotFound(f"bucket {bucket!r} does not exist at {self.endpoint}", status=exc.status,
+                               s3_error="NoSuchBucket") from None
+            raise NotFound(f"object s3://{bucket}/{key} does not exist", status=exc.status,
+                           s3_error=exc.s3_error or "NoSuchKey") from None
         if size is None:
             raise TargetError(f"HEAD s3://{bucket}/{key}: no Content-Length from {self.endpoint}")
         return size
@@ -274,34 +287,38 @@ class S3Client:
                 self._light_head(f"HEAD bucket {bucket}", bucket)
             else:
                 self._call(f"HEAD bucket {bucket}", self._client.head_bucket, Bucket=bucket)
-        except TargetError as exc:
-            if "404" in str(exc) or "NoSuch" in str(exc):
-                return False
-            raise
+        except NotFound:
+            return False
         return True
 
     def _light_head(self, what: str, bucket: str, key: str = "") -> int | None:
         """HEAD without botocore; failures become the errors ``_call`` raises for botocore's."""
         try:
             answer = self._light.send("HEAD", bucket, key)
-        except Unreachable as exc:
-            raise self._unreachable(what, exc.reason, timed_out=exc.timed_out) from None
+        except TransferFailed as exc:
+            raise self._unreachable(what, exc.code, exc.detail) from None
         if not 200 <= answer.status < 300:
             raise self._refused(what, "", answer.status)
         return answer.length
 
-    def _unreachable(self, what: str, reason: str, *, timed_out: bool) -> TargetError:
-        if timed_out:
-            return TargetError(f"endpoint {self.endpoint} did not answer {what} in time")
-        if reason.startswith(UNTRUSTED):
-            return TargetError(f"endpoint {self.endpoint}: {reason}; {TLS_HINT}")
-        return TargetError(f"cannot reach endpoint {self.endpoint} ({reason})")
+    def _unreachable(self, what: str, code: int, detail: str) -> Unreachable:
+        """The error for no answer, by libcurl's code (botocore's failures are given the same codes)."""
+        if code == CURLE_OPERATION_TIMEDOUT:
+            message = f"endpoint {self.endpoint} did not answer {what} in time"
+        elif code == CURLE_PEER_FAILED_VERIFICATION:
+            detail = detail.removeprefix("SSL certificate problem: ")
+            message = f"endpoint {self.endpoint}: {UNTRUSTED}{': ' + detail if detail else ''}; {TLS_HINT}"
+        else:
+            message = f"cannot reach endpoint {self.endpoint} ({detail})"
+        return Unreachable(message, code=code)
 
     def _refused(self, what: str, code: str, status: int | None) -> ObjperfError:
         """The error for an S3 answer that is not a success, one line, credentials or not."""
-        if code in _DENIED or status == 403:
-            return CredentialsError(f"{what}: access denied ({code or status}); check the credentials or profile")
-        return TargetError(f"{what}: {code or status} from {self.endpoint}")
+        error = classify("", status=status, s3_error=code)
+        if isinstance(error, CredentialsError):
+            return CredentialsError(f"{what}: access denied ({code or status}); check the credentials or profile",
+                                    status=status, s3_error=code)
+        return type(error)(f"{what}: {code or status} from {self.endpoint}", status=status, s3_error=code)
 
     def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
         """(key, size) of objects under ``prefix``."""
@@ -411,3 +428,22 @@ class S3Client:
 
     def delete_object(self, bucket: str, key: str) -> None:
         self._call(f"DELETE s3://{bucket}/{key}", self._client.delete_object, Bucket=bucket, Key=key)
+
+
+def _certificate_rejected(exc: BaseException) -> bool:
+    """Whether a TLS failure botocore reports was the peer's certificate, not trusted: the
+    ``ssl.SSLCertVerificationError`` somewhere in the chain of causes urllib3 and botocore wrap it in."""
+    import ssl
+
+    seen: set[int] = set()
+    pending: list[object] = [exc]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(current))
+        pending += [current.__cause__, current.__context__, *current.args,
+                    *getattr(current, "kwargs", {}).values()]
+    return False

@@ -1,5 +1,6 @@
 """Evidence gathered beside every run, about ten times a second: bytes each NIC
-received and sent, the process's own CPU (user, system) and every core's CPU.
+received and sent, the process's own CPU (user, system) and every core's CPU,
+read through psutil (Linux and macOS alike).
 
 It is how a result proves itself: the application's byte count should agree
 with the NIC's, and a client that saturates its cores has measured itself, not
@@ -12,64 +13,26 @@ import threading
 import time
 
 import numpy as np
+import psutil
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NIC_COLUMNS = ("t", "iface", "rx_bytes", "tx_bytes")
 CPU_COLUMNS = ("t", "cpu", "user_s", "system_s", "idle_s")
 # Below this many body bytes, headers and other traffic outweigh them: NIC against app says nothing.
 COMPARED_FROM_BYTES = 1 << 20
 
 
-class ProcFile:
-    """A /proc file kept open from its first read until ``close`` and read again from its start:
-    a sample costs one pread, not an open, a read and a close."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.fd: int | None = None
-        self.closed = False
-
-    def lines(self) -> list[bytes]:
-        if self.fd is None and not self.closed:
-            try:
-                self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                self.closed = True
-        if self.fd is None:
-            return []
-        try:
-            return os.pread(self.fd, 1 << 16, 0).splitlines()
-        except OSError:
-            return []
-
-    def close(self) -> None:
-        self.closed = True
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+def read_nics() -> dict[str, tuple[int, int]]:
+    """Cumulative (rx bytes, tx bytes) per interface."""
+    return {name: (c.bytes_recv, c.bytes_sent) for name, c in psutil.net_io_counters(pernic=True).items()}
 
 
-def parse_nics(lines: list[bytes]) -> dict[str, tuple[int, int]]:
-    """Cumulative (rx bytes, tx bytes) per interface, from the lines of /proc/net/dev."""
-    counters = {}
-    for line in lines[2:]:
-        name, _, fields = line.partition(b":")
-        values = fields.split()
-        if len(values) >= 9:
-            counters[name.strip().decode()] = (int(values[0]), int(values[8]))
-    return counters
-
-
-def parse_cores(lines: list[bytes]) -> dict[str, tuple[float, float, float]]:
-    """Cumulative (user, system, idle) seconds per core, from the lines of /proc/stat."""
+def read_cores() -> dict[str, tuple[float, float, float]]:
+    """Cumulative (user, system, idle) seconds per core, named cpu0, cpu1, … as /proc/stat names them."""
     cores = {}
-    for line in lines[1:]:
-        if not (line.startswith(b"cpu") and line[3:4].isdigit()):
-            break  # the per-core lines come first, right after the total
-        name, *ticks = line.split()
-        user, nice, system, idle, iowait, irq, softirq = (int(v) for v in ticks[:7])
-        cores[name.decode()] = ((user + nice) / CLOCK_TICKS, (system + irq + softirq) / CLOCK_TICKS,
-                                (idle + iowait) / CLOCK_TICKS)
+    for index, t in enumerate(psutil.cpu_times(percpu=True)):
+        user = t.user + getattr(t, "nice", 0.0)
+        system = t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+        cores[f"cpu{index}"] = (user, system, t.idle + getattr(t, "iowait", 0.0))
     return cores
 
 
@@ -88,8 +51,6 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._handed = {"nic": 0, "cpu": 0}
-        self._net_dev = ProcFile("/proc/net/dev")
-        self._stat = ProcFile("/proc/stat")
 
     def start(self) -> None:
         self._sample()
@@ -101,8 +62,6 @@ class Sampler:
         if self._thread:
             self._thread.join()
         self._sample()
-        self._net_dev.close()
-        self._stat.close()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -110,11 +69,11 @@ class Sampler:
 
     def _sample(self) -> None:
         now = time.time()
-        for iface, (rx, tx) in parse_nics(self._net_dev.lines()).items():
+        for iface, (rx, tx) in read_nics().items():
             self._nic.append((now, iface, rx, tx))
         user, system = read_process()
         self._cpu.append((now, "process", user, system, float("nan")))
-        for core, (user, system, idle) in parse_cores(self._stat.lines()).items():
+        for core, (user, system, idle) in read_cores().items():
             self._cpu.append((now, core, user, system, idle))
 
     def take_new(self) -> dict[str, dict[str, np.ndarray]]:

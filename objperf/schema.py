@@ -1,7 +1,8 @@
-"""The per-request row: column names and types shared by every dataset.
-
-The engines fill NumPy columns (``objperf._engine.core.ENGINE_COLUMNS``); this
-module turns them into an Arrow table with names instead of indexes.
+"""The per-request row, defined once: column names and types, op codes, the curl
+code of a cut request, and which rows succeeded, were cut or failed.  The
+engine, the reference engine, the control plane, the summary, the analysis and
+the dataset writer all take them from here.  NumPy only: no compiled code, no
+pyarrow (``objperf.dataset.rows_to_table`` makes the Arrow table).
 
 Phase times (``dns_s`` … ``total_s``) are libcurl's, cumulative from the start
 of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and
@@ -20,65 +21,112 @@ ETag of the final response, where there was one."""
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
 COLUMNS = (
     "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
     "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "crc32", "etag",
 )
+S3_ERROR_BYTES = 32
+IP_BYTES = 46
+ETAG_BYTES = 48
+
+# The columns an engine fills, in this order; the dataset adds run_id and host, and names
+# bucket and key from ``key_index``.  The engine checks its C ring against these at import.
+ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in (
+    ("thread", np.int16),
+    ("slot", np.int32),
+    ("op", np.int8),
+    ("key_index", np.int32),
+    ("offset", np.int64),
+    ("length", np.int64),
+    ("attempt", np.int16),
+    ("status", np.int16),
+    ("s3_error", f"S{S3_ERROR_BYTES}"),
+    ("curl_code", np.int32),
+    ("bytes", np.int64),
+    ("t_start", np.float64),
+    ("dns_s", np.float64),
+    ("connect_s", np.float64),
+    ("tls_s", np.float64),
+    ("pretransfer_s", np.float64),
+    ("ttfb_s", np.float64),
+    ("total_s", np.float64),
+    ("remote_ip", f"S{IP_BYTES}"),
+    ("remote_port", np.int32),
+    ("local_ip", f"S{IP_BYTES}"),
+    ("local_port", np.int32),
+    ("ip_family", np.int8),
+    ("http_version", np.int8),
+    ("new_conn", np.bool_),
+    ("crc32", np.uint32),
+    ("etag", f"S{ETAG_BYTES}"),
+)}
+
 OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE")
+OP = {name: code for code, name in enumerate(OPS)}
+OP_GET, OP_PUT, OP_UPLOAD_PART = OP["GET"], OP["PUT"], OP["UPLOAD_PART"]
+# Op codes by direction of the body.
+DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
 
+# A request still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded
+# the bytes moved until then.  libcurl's "aborted by an application callback", which objperf raises no
+# other way.  Cut before an error status arrived, it is neither a success nor a failure; an error
+# status that had arrived (a 503 cut mid-body) still makes it a failure.
+CUT_CURL_CODE = 42
 
-def _text(column: np.ndarray) -> pa.Array:
-    """Fixed-width bytes from the engine → dictionary-encoded strings."""
-    return pa.array(column, type=pa.binary()).cast(pa.string()).dictionary_encode()
+# libcurl's own words for the codes an HTTP transfer can end with (curl_easy_strerror), so the summary
+# names errors without loading the engine.
+CURL_ERRORS = {
+    1: "Unsupported protocol", 2: "Failed initialization", 3: "URL using bad/illegal format or missing URL",
+    5: "Couldn't resolve proxy name", 6: "Couldn't resolve host name", 7: "Couldn't connect to server",
+    8: "Weird server reply", 16: "Error in the HTTP2 framing layer", 18: "Transferred a partial file",
+    22: "HTTP response code said error", 23: "Failed writing received data to disk/application",
+    25: "Upload failed (at start/before it took off)", 26: "Failed to open/read local data from file/application",
+    27: "Out of memory", 28: "Timeout was reached", 33: "Requested range was not delivered by the server",
+    35: "SSL connect error", 42: "Operation was aborted by an application callback",
+    43: "A libcurl function was given a bad argument", 45: "Failed binding local connection end",
+    47: "Number of redirects hit maximum amount", 52: "Server returned nothing (no headers, no data)",
+    55: "Failed sending data to the peer", 56: "Failure when receiving data from the peer",
+    58: "Problem with the local SSL certificate", 59: "Couldn't use specified SSL cipher",
+    60: "SSL peer certificate or SSH remote key was not OK",
+    61: "Unrecognized or bad HTTP Content or Transfer-Encoding",
+    65: "Send failed since rewinding of the data stream failed",
+    77: "Problem with the SSL CA cert (path? access rights?)", 80: "Failed to shut down the SSL connection",
+    83: "Issuer check against peer certificate failed", 89: "The max connection limit is reached",
+    90: "SSL public key does not match pinned public key", 91: "SSL server certificate status verification FAILED",
+    92: "Stream error in the HTTP/2 framing layer", 95: "HTTP/3 error", 97: "proxy handshake error",
+    98: "SSL Client Certificate required",
+}
 
 
-def _labels(indexes: np.ndarray, labels: list[str]) -> pa.Array:
-    """``labels[indexes]`` as a dictionary array (labels may repeat, a dictionary may not)."""
-    unique, position = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
-    return pa.DictionaryArray.from_arrays(pa.array(position.astype(np.int32)[indexes]),
-                                          pa.array(unique.tolist(), type=pa.string()))
+def curl_error_text(code: int) -> str:
+    return CURL_ERRORS.get(int(code), f"curl error {int(code)}")
 
 
-def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, buckets: list[str],
-                  keys: list[str]) -> pa.Table:
-    """Engine columns (``key_index`` into ``keys``/``buckets``) → the dataset's Arrow table."""
-    n = len(cols["offset"])
-    versions = np.vectorize(lambda v: HTTP_VERSIONS.get(int(v), str(v)), otypes=[object])(cols["http_version"]) \
-        if n else np.array([], dtype=object)
-    data = {
-        "run_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([run_id])),
-        "host": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([host])),
-        "thread": cols["thread"],
-        "slot": cols["slot"],
-        "op": _labels(cols["op"], list(OPS)),
-        "bucket": _labels(cols["key_index"], buckets),
-        "key": _labels(cols["key_index"], keys),
-        "offset": cols["offset"],
-        "length": cols["length"],
-        "attempt": cols["attempt"],
-        "status": cols["status"],
-        "s3_error": _text(cols["s3_error"]),
-        "curl_code": cols["curl_code"],
-        "bytes": cols["bytes"],
-        "t_start": cols["t_start"],
-        "dns_s": cols["dns_s"],
-        "connect_s": cols["connect_s"],
-        "tls_s": cols["tls_s"],
-        "pretransfer_s": cols["pretransfer_s"],
-        "ttfb_s": cols["ttfb_s"],
-        "total_s": cols["total_s"],
-        "remote_ip": _text(cols["remote_ip"]),
-        "remote_port": cols["remote_port"],
-        "local_ip": _text(cols["local_ip"]),
-        "local_port": cols["local_port"],
-        "ip_family": cols["ip_family"],
-        "http_version": pa.array(versions, type=pa.string()).dictionary_encode(),
-        "new_conn": cols["new_conn"],
-        "crc32": cols["crc32"],
-        "etag": _text(cols["etag"]),
-    }
-    return pa.table({name: data[name] for name in COLUMNS})
+def empty_columns(n: int = 0) -> dict[str, np.ndarray]:
+    """``n`` zeroed rows in the engine's columns."""
+    return {name: np.zeros(n, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+
+
+# Which rows are which: each takes NumPy arrays or pandas Series alike.
+
+def ok_requests(curl_code, status):
+    """The request succeeded: no curl error and a 2xx status."""
+    return (curl_code == 0) & (status >= 200) & (status < 300)
+
+
+def cut_requests(curl_code, status):
+    """The request was cut in flight when the run ended, before an error status arrived."""
+    return (curl_code == CUT_CURL_CODE) & (status < 300)
+
+
+def failed_requests(curl_code, status):
+    """Neither a success nor cut."""
+    return ~ok_requests(curl_code, status) & ~cut_requests(curl_code, status)
+
+
+def first_byte_requests(curl_code, status, ttfb_s):
+    """A success's body, or a cut one's, had begun to arrive: TTFB is known."""
+    return ((curl_code == 0) | (curl_code == CUT_CURL_CODE)) & (status >= 200) & (status < 300) & (ttfb_s > 0)

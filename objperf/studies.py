@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from objperf.errors import UsageError
 from objperf.payload import payload_parts
-from objperf.recorder import Recorder, RunResult
-from objperf.run import make_engine, run_read
+from objperf.run import run_mixed, run_read, run_reads_together, run_write
 from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
 from objperf.sweep import Step
-from objperf.target import ResolvedTarget, UrlRenewal, resolve_read_target
+from objperf.target import ResolvedTarget, resolve_read_target
 from objperf.workload import ReadWorkload
-from objperf.write import WriteWorkload, run_mixed, run_write
+from objperf.write import WriteWorkload
 
 MIB = 1 << 20
 
@@ -287,44 +284,3 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "ceiling-proof": ceiling_proof,
     "client-cpu": client_cpu,
 }
-
-
-def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:
-    """Several read engines at once into one dataset (rows keep each target's bucket and key)."""
-    buckets, keys, offsets = [], [], []
-    for target, _ in pairs:
-        offsets.append(len(keys))
-        buckets += [o.bucket for o in target.objects]
-        keys += [o.key for o in target.objects]
-    recorder = Recorder("reads-together", target={"targets": [t.describe() for t, _ in pairs]},
-                        workload={"workloads": [w.describe() for _, w in pairs]}, out=out, buckets=buckets,
-                        keys=keys, engine_threads=sum(w.threads for _, w in pairs))
-    engines = [make_engine(t, w, None) for t, w in pairs]
-    renewals = [UrlRenewal(target, [engine]) for (target, _), engine in zip(pairs, engines)]
-    status = "complete"
-
-    def collect():
-        for engine, offset in zip(engines, offsets):
-            cols = engine.drain()
-            if cols is not None:
-                cols["key_index"] += offset
-            recorder.add(cols)
-
-    recorder.start_clock()
-    try:
-        for engine, (_, workload) in zip(engines, pairs):
-            engine.start(workload.duration or 0.0)
-        while any(e.running for e in engines):
-            time.sleep(0.05)
-            collect()
-            for renew_urls in renewals:
-                renew_urls()
-    except KeyboardInterrupt:
-        status = "interrupted"
-        for engine in engines:
-            engine.stop(abort=True)
-        while any(e.running for e in engines):  # draining: a thread with a full row ring cannot end
-            time.sleep(0.05)
-            collect()
-    collect()
-    return recorder.finish(status)

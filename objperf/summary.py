@@ -8,26 +8,19 @@ import math
 
 import numpy as np
 
+from objperf.schema import (
+    CUT_CURL_CODE,
+    DIRECTIONS,
+    OP_GET,
+    curl_error_text,
+    cut_requests,
+    first_byte_requests,
+    ok_requests,
+)
+
 GIB = 1 << 30
 # Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
 PER_GIB_FROM_BYTES = 1 << 20
-# Engine op codes by direction (objperf.schema.OPS: GET, PUT, UPLOAD_PART, ...).
-DIRECTIONS = {"read": (0,), "write": (1, 2)}
-# A request still in flight when the run's time was up (or at Ctrl-C): the engine cut it and recorded
-# the bytes moved until then.  libcurl's "aborted by an application callback", which objperf raises no
-# other way.  Cut before an error status arrived, it is neither a success nor a failure; an error
-# status that had arrived (a 503 cut mid-body) still makes it a failure.
-CUT_CURL_CODE = 42
-
-
-def cut_requests(curl_code, status):
-    """Where requests were cut before an error status arrived: NumPy arrays or pandas Series alike."""
-    return (curl_code == CUT_CURL_CODE) & (status < 300)
-
-
-def first_byte_requests(curl_code, status, ttfb_s):
-    """Where a success's body, or a cut one's, had begun to arrive: TTFB is known."""
-    return ((curl_code == 0) | (curl_code == CUT_CURL_CODE)) & (status >= 200) & (status < 300) & (ttfb_s > 0)
 
 
 def _counts(values: np.ndarray) -> dict:
@@ -61,7 +54,7 @@ def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
     for ip, port in found:
         mine = (cols["remote_ip"] == ip) & (cols["remote_port"] == port)
         host = ip.decode(errors="replace")
-        p50, = percentiles(cols["ttfb_s"][mine & first_byte & (cols["op"] == 0)] * 1000, [50])
+        p50, = percentiles(cols["ttfb_s"][mine & first_byte & (cols["op"] == OP_GET)] * 1000, [50])
         servers[f"[{host}]:{port}" if ":" in host else f"{host}:{port}"] = {
             "requests": int(mine.sum()), "ok": int((mine & ok).sum()), "failed": int((mine & failed).sum()),
             "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9, "ttfb_ms_p50": float(p50)}
@@ -70,17 +63,15 @@ def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
 
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
               peak_rss_bytes: int | None = None) -> dict:
-    from objperf._engine.core import curl_strerror
-
     status, curl_code = cols["status"], cols["curl_code"]
-    ok = (curl_code == 0) & (status >= 200) & (status < 300)
+    ok = ok_requests(curl_code, status)
     cut = cut_requests(curl_code, status)
     failed = ~ok & ~cut
     curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
     total_bytes = int(cols["bytes"].sum())
     n = len(status)
     first_byte = first_byte_requests(curl_code, status, cols["ttfb_s"])
-    ttfb = cols["ttfb_s"][first_byte & (cols["op"] == 0)] * 1000  # time to first byte means something for GETs
+    ttfb = cols["ttfb_s"][first_byte & (cols["op"] == OP_GET)] * 1000  # time to first byte means something for GETs
     p50, p90, p99 = percentiles(ttfb, [50, 90, 99])
     s3_errors = cols["s3_error"][cols["s3_error"] != b""]
     wall = max(wall_s, 1e-9)
@@ -113,7 +104,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "ttfb_ms_p99": float(p99),
         "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
-        "curl_error_counts": {f"{k} {curl_strerror(k)}": v
+        "curl_error_counts": {f"{k} {curl_error_text(k)}": v
                               for k, v in _counts(curl_code[curl_failed]).items()},
         "client_cpu_s": cpu_s,
         "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),

@@ -12,9 +12,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from objperf.errors import ObjperfError, TargetError, UsageError
+from objperf.errors import (
+    TLS_HINT,
+    UNTRUSTED,
+    BucketNotFound,
+    NotFound,
+    ObjperfError,
+    TargetError,
+    TransferFailed,
+    Unreachable,
+    UsageError,
+)
 from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
-from objperf.s3light import TLS_HINT, UNTRUSTED
 
 
 @dataclass(frozen=True)
@@ -143,8 +152,9 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
             listed = client.list_keys(bucket, key, limit=keys if isinstance(keys, int) else 100_000)
             if not listed:
                 if not client.bucket_exists(bucket):
-                    raise TargetError(f"bucket {bucket!r} does not exist at {client.endpoint}")
-                raise TargetError(f"no objects under s3://{bucket}/{key}")
+                    raise BucketNotFound(f"bucket {bucket!r} does not exist at {client.endpoint}",
+                                         s3_error="NoSuchBucket")
+                raise NotFound(f"no objects under s3://{bucket}/{key}")
             if isinstance(keys, int) and len(listed) < keys:
                 raise TargetError(f"--keys {keys}: only {len(listed)} objects under s3://{bucket}/{key}")
             objects += [ObjectRef(bucket, k, size) for k, size in listed]
@@ -169,7 +179,7 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
     """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET (a presigned
     GET URL cannot be HEADed).  Over libcurl, as the engine will fetch it: the same proxy, the same
     trust, and no HTTP library to import."""
-    from objperf._engine.exchange import Exchange, TransferFailed
+    from objperf._engine.exchange import Exchange
 
     exchange = Exchange(settings.trusted_cas, settings.verify_tls, 10.0, 10.0, proxy_from_env=True)
     try:
@@ -179,10 +189,10 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
         status, length, _ = exchange.request("GET", url, byte_range="0-0", body_limit=1)
     except TransferFailed as exc:
         if exc.untrusted:
-            raise TargetError(f"{safe}: {UNTRUSTED}; {TLS_HINT}") from None
+            raise Unreachable(f"{safe}: {UNTRUSTED}; {TLS_HINT}", code=exc.code) from None
         if exc.timed_out:
-            raise TargetError(f"{safe} did not answer in time") from None
-        raise TargetError(f"cannot reach {safe} ({exc.detail})") from None
+            raise Unreachable(f"{safe} did not answer in time", code=exc.code) from None
+        raise Unreachable(f"cannot reach {safe} ({exc.detail})", code=exc.code) from None
     total = exchange.content_range.rpartition("/")[2]
     if status == 206 and total.isdigit():
         return int(total)

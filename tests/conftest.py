@@ -134,6 +134,26 @@ def trickle_url():
     server.server_close()
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk(size)``: a directory on a tmpfs of ``size`` bytes, which fills up for real."""
+    mounted = []
+
+    def make(size: int):
+        where = tmp_path / f"disk-{len(mounted)}"
+        where.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()}): the full-disk tests need root")
+        mounted.append(where)
+        return where
+
+    yield make
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield

@@ -74,7 +74,8 @@ def test_a_cut_request_is_a_failure_only_once_an_error_status_arrived():
     import pandas as pd
 
     from objperf.analysis import cut_rows
-    from objperf.summary import CUT_CURL_CODE, summarize
+    from objperf.schema import CUT_CURL_CODE
+    from objperf.summary import summarize
 
     # Cut before any answer, cut mid-body of a 206, cut mid-body of a 503; then a finished 206.
     cols = {"status": np.array([0, 206, 503, 206], np.int16),

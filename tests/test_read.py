@@ -14,7 +14,8 @@ from conftest import RANGE, TRICKLE_SIZE, Trickle
 from objperf._engine.core import page_array
 from objperf.run import run_read
 from objperf.s3client import S3Settings
-from objperf.summary import CUT_CURL_CODE, format_summary
+from objperf.schema import CUT_CURL_CODE
+from objperf.summary import format_summary
 from objperf.target import resolve_read_target
 from objperf.workload import ReadWorkload
 

@@ -13,8 +13,9 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.summary import CUT_CURL_CODE
-from objperf.write import WriteWorkload, expected_bytes, make_payload, run_mixed, run_write
+from objperf.run import run_mixed, run_write
+from objperf.schema import CUT_CURL_CODE
+from objperf.write import WriteWorkload, expected_bytes, make_payload
 
 MIB = 1 << 20
 

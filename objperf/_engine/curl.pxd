@@ -8,6 +8,7 @@ cdef extern from "curl/curl.h" nogil:
 
     ctypedef enum CURLcode:
         CURLE_OK
+        CURLE_FAILED_INIT
         CURLE_WRITE_ERROR
         CURLE_READ_ERROR
         CURLE_ABORTED_BY_CALLBACK
@@ -168,6 +169,7 @@ cdef extern from "objperf_helpers.h" nogil:
     int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired)
     int op_atomic_load_int(int *p)
     void op_atomic_store_int(int *p, int v)
+    int op_atomic_cas_int(int *p, int expected, int desired)
     char **op_atomic_load_urls(char ***p)
     void op_atomic_store_urls(char ***p, char **v)
     double op_now_mono()

@@ -14,29 +14,20 @@ from cpython.exc cimport PyErr_CheckSignals
 import os
 
 from objperf._engine.curl cimport *
+from objperf.errors import EngineError, TransferFailed
 
 curl_global_init(CURL_GLOBAL_DEFAULT)
 
 
-class TransferFailed(Exception):
-    """No answer.  ``code`` is libcurl's; ``detail`` its own words, which name a host at most,
-    never the URL (it would carry a signature); ``sent`` says whether the request went out."""
-
-    def __init__(self, int code, str detail, bint sent):
-        super().__init__(detail)
-        self.code, self.detail, self.sent = code, detail, sent
-
-    @property
-    def timed_out(self) -> bool:
-        return self.code == CURLE_OPERATION_TIMEDOUT
-
-    @property
-    def untrusted(self) -> bool:
-        return self.code == CURLE_PEER_FAILED_VERIFICATION
-
-
 cdef enum:
     CONTENT_RANGE_CAP = 96
+
+
+cdef inline int check(CURLcode code, str what) except -1:
+    """Every option the control plane sets, TLS trust among them, is set or the call fails here."""
+    if code != CURLE_OK:
+        raise EngineError(f"libcurl refused {what}: {curl_easy_strerror(code).decode()}", code=code)
+    return 0
 
 
 cdef struct Received:
@@ -163,20 +154,22 @@ cdef class Exchange:
         self.errbuf[0] = 0
         self._configure(url_bytes)
         if method == "HEAD":
-            curl_easy_setopt(self.easy, CURLOPT_NOBODY, <long>1)
+            check(curl_easy_setopt(self.easy, CURLOPT_NOBODY, <long>1), "CURLOPT_NOBODY")
         elif method == "GET":
-            curl_easy_setopt(self.easy, CURLOPT_HTTPGET, <long>1)
+            check(curl_easy_setopt(self.easy, CURLOPT_HTTPGET, <long>1), "CURLOPT_HTTPGET")
         else:
-            curl_easy_setopt(self.easy, CURLOPT_CUSTOMREQUEST, <char *>method_bytes)
+            check(curl_easy_setopt(self.easy, CURLOPT_CUSTOMREQUEST, <char *>method_bytes), "CURLOPT_CUSTOMREQUEST")
             if body or method in ("POST", "PUT"):
-                curl_easy_setopt(self.easy, CURLOPT_POSTFIELDS, <char *>body)
-                curl_easy_setopt(self.easy, CURLOPT_POSTFIELDSIZE_LARGE, <curl_off_t>len(body))
+                check(curl_easy_setopt(self.easy, CURLOPT_POSTFIELDS, <char *>body), "CURLOPT_POSTFIELDS")
+                check(curl_easy_setopt(self.easy, CURLOPT_POSTFIELDSIZE_LARGE, <curl_off_t>len(body)),
+                      "CURLOPT_POSTFIELDSIZE_LARGE")
         if byte_range:
-            curl_easy_setopt(self.easy, CURLOPT_RANGE, <char *>range_bytes)
-        curl_easy_setopt(self.easy, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body)
-        curl_easy_setopt(self.easy, CURLOPT_WRITEDATA, <void *>&got)
-        curl_easy_setopt(self.easy, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header)
-        curl_easy_setopt(self.easy, CURLOPT_HEADERDATA, <void *>&got)
+            check(curl_easy_setopt(self.easy, CURLOPT_RANGE, <char *>range_bytes), "CURLOPT_RANGE")
+        check(curl_easy_setopt(self.easy, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body), "CURLOPT_WRITEFUNCTION")
+        check(curl_easy_setopt(self.easy, CURLOPT_WRITEDATA, <void *>&got), "CURLOPT_WRITEDATA")
+        check(curl_easy_setopt(self.easy, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header),
+              "CURLOPT_HEADERFUNCTION")
+        check(curl_easy_setopt(self.easy, CURLOPT_HEADERDATA, <void *>&got), "CURLOPT_HEADERDATA")
         try:
             with nogil:
                 code = curl_easy_perform(self.easy)
@@ -200,19 +193,23 @@ cdef class Exchange:
             free(got.data)
             self.interrupted = None
 
-    cdef void _configure(self, bytes url):
-        curl_easy_reset(self.easy)  # keeps the connection, the DNS cache and TLS sessions
-        curl_easy_setopt(self.easy, CURLOPT_URL, <char *>url)
-        curl_easy_setopt(self.easy, CURLOPT_NOSIGNAL, <long>1)
+    cdef int _configure(self, bytes url) except -1:
+        cdef CURL *e = self.easy
+        curl_easy_reset(e)  # keeps the connection, the DNS cache and TLS sessions
+        check(curl_easy_setopt(e, CURLOPT_URL, <char *>url), "CURLOPT_URL")
+        check(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
         if not self.proxy_from_env:
-            curl_easy_setopt(self.easy, CURLOPT_NOPROXY, b"*")
-        curl_easy_setopt(self.easy, CURLOPT_HTTPHEADER, self.headers)
-        curl_easy_setopt(self.easy, CURLOPT_ERRORBUFFER, self.errbuf)
-        curl_easy_setopt(self.easy, CURLOPT_CONNECTTIMEOUT_MS, self.connect_timeout_ms)
+            check(curl_easy_setopt(e, CURLOPT_NOPROXY, b"*"), "CURLOPT_NOPROXY")
+        check(curl_easy_setopt(e, CURLOPT_HTTPHEADER, self.headers), "CURLOPT_HTTPHEADER")
+        check(curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self.errbuf), "CURLOPT_ERRORBUFFER")
+        check(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, self.connect_timeout_ms), "CURLOPT_CONNECTTIMEOUT_MS")
         # No byte for idle_timeout_s: as a socket read timeout would, not a limit on the whole call.
-        curl_easy_setopt(self.easy, CURLOPT_LOW_SPEED_LIMIT, <long>1)
-        curl_easy_setopt(self.easy, CURLOPT_LOW_SPEED_TIME, self.idle_timeout_s)
-        curl_easy_setopt(self.easy, CURLOPT_NOPROGRESS, <long>0)
-        curl_easy_setopt(self.easy, CURLOPT_XFERINFOFUNCTION, <curl_xferinfo_callback>on_progress)
-        curl_easy_setopt(self.easy, CURLOPT_XFERINFODATA, <void *>self)
-        op_configure_tls(self.easy, <char *>self.ca_file if self.ca_file is not None else NULL, self.verify_tls)
+        check(curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, <long>1), "CURLOPT_LOW_SPEED_LIMIT")
+        check(curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, self.idle_timeout_s), "CURLOPT_LOW_SPEED_TIME")
+        check(curl_easy_setopt(e, CURLOPT_NOPROGRESS, <long>0), "CURLOPT_NOPROGRESS")
+        check(curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, <curl_xferinfo_callback>on_progress),
+              "CURLOPT_XFERINFOFUNCTION")
+        check(curl_easy_setopt(e, CURLOPT_XFERINFODATA, <void *>self), "CURLOPT_XFERINFODATA")
+        check(op_configure_tls(e, <char *>self.ca_file if self.ca_file is not None else NULL, self.verify_tls),
+              "TLS options")
+        return 0

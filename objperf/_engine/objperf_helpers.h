@@ -28,6 +28,9 @@ static inline int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired) {
 }
 static inline int op_atomic_load_int(int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void op_atomic_store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline int op_atomic_cas_int(int *p, int expected, int desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 static inline char **op_atomic_load_urls(char ***p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void op_atomic_store_urls(char ***p, char **v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 

@@ -1,0 +1,92 @@
+# What libcurl calls back into, without the GIL and never raising: bodies, headers, upload data,
+# sockets to watch and timers to keep.
+
+cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    cdef Slot *s = <Slot *>userdata
+    cdef Shared *sh = s.ts.shared
+    cdef size_t total = size * nmemb
+    cdef int64_t room
+    cdef long code = 0
+    if not s.status_known:
+        curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+        s.status = code
+        s.status_known = 1
+    if s.status >= 300:
+        # Error bodies carry the S3 error code; keep the head of it, never sink it.
+        room = ERRBUF_CAP - 1 - s.errlen
+        if room > 0:
+            if <int64_t>total < room:
+                room = total
+            memcpy(s.errbuf + s.errlen, data, room)
+            s.errlen += room
+        return total
+    if sh.sink == SINK_RAM:
+        room = s.cap - s.got
+        if room > 0:
+            if <int64_t>total < room:
+                room = total
+            op_copy(s.buf + s.got, data, room)
+    elif sh.sink == SINK_FILE:
+        if pwrite(sh.fds[s.key_index], data, total, s.offset + s.got) != <ssize_t>total:
+            # A sink that cannot be written (a full disk) ends the run: every further request would fail.
+            if op_atomic_cas_int(&sh.fault_kind, FAULT_NONE, FAULT_SINK):
+                sh.fault_code = errno
+            op_atomic_store_int(&sh.stop, STOP_ABORT)
+            return 0
+    if sh.verify:
+        s.crc = op_crc32(s.crc, data, total)
+    s.got += total
+    s.ts.bytes_done += total
+    return total
+
+
+cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
+    """Keep the ETag of the final response (a new status line forgets earlier ones)."""
+    cdef Slot *s = <Slot *>userdata
+    cdef size_t total = size * nmemb
+    cdef size_t i = 5, n = 0
+    if total >= 5 and data[0] == 72 and data[1] == 84 and data[2] == 84 and data[3] == 80 and data[4] == 47:
+        s.etag[0] = 0  # "HTTP/": a new response begins
+    elif total > 5 and (data[0] == 69 or data[0] == 101) and (data[1] == 84 or data[1] == 116) and \
+            (data[2] == 65 or data[2] == 97) and (data[3] == 71 or data[3] == 103) and data[4] == 58:
+        while i < total and data[i] == 32:
+            i += 1
+        while i < total and data[i] != 13 and data[i] != 10 and n < ETAG_CAP - 1:
+            s.etag[n] = data[i]
+            n += 1
+            i += 1
+        s.etag[n] = 0
+    return total
+
+
+cdef size_t on_upload(char *buffer, size_t size, size_t nitems, void *userdata) noexcept nogil:
+    """Fill libcurl's upload buffer from the payload, which repeats: a body longer than the
+    payload wraps round to its start."""
+    cdef Slot *s = <Slot *>userdata
+    cdef Shared *sh = s.ts.shared
+    cdef int64_t room = s.length - s.sent
+    cdef int64_t want = <int64_t>(size * nitems)
+    cdef int64_t done = 0, at, n
+    if want < room:
+        room = want
+    while done < room:
+        at = (s.payload_offset + s.sent + done) % sh.payload_len
+        n = sh.payload_len - at
+        if n > room - done:
+            n = room - done
+        memcpy(buffer + done, sh.payload + at, n)
+        done += n
+    s.sent += room
+    s.ts.bytes_done += room
+    return <size_t>room
+
+
+cdef int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp) noexcept nogil:
+    op_event_watch((<ThreadState *>userp).epfd, fd, what)
+    return 0
+
+
+cdef int on_timer(CURLM *multi, long timeout_ms, void *userp) noexcept nogil:
+    cdef ThreadState *ts = <ThreadState *>userp
+    ts.timer_at = -1.0 if timeout_ms < 0 else op_now_mono() + timeout_ms * 1e-3
+    return 0

@@ -1,0 +1,101 @@
+# Each engine thread's loop: wait on its epoll set, let libcurl act, turn finished transfers into
+# rows and start the next request on the freed slot.
+
+cdef void wait_and_act(ThreadState *ts, int cap_ms) noexcept nogil:
+    """Wait for ready sockets (or libcurl's timer, or a wake-up) and let libcurl act on them."""
+    cdef int fds[EVENTS_CAP]
+    cdef int flags[EVENTS_CAP]
+    cdef int i, n, running = 0, wait_ms = cap_ms
+    cdef double left
+    if ts.timer_at >= 0:
+        left = (ts.timer_at - op_now_mono()) * 1e3
+        wait_ms = 0 if left <= 0 else (<int>left + 1 if left + 1 < cap_ms else cap_ms)
+    n = op_event_wait(ts.epfd, ts.wakefd, fds, flags, EVENTS_CAP, wait_ms)
+    for i in range(n):
+        curl_multi_socket_action(ts.multi, fds[i], flags[i], &running)
+    if ts.timer_at >= 0 and op_now_mono() >= ts.timer_at:
+        ts.timer_at = -1.0
+        curl_multi_socket_action(ts.multi, CURL_SOCKET_TIMEOUT, 0, &running)
+
+
+cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
+    """How long a thread may sleep: not past the run's deadline, when the requests in flight are cut."""
+    cdef double left
+    if sh.deadline <= 0:
+        return IDLE_WAIT_MS
+    left = (sh.deadline - op_now_mono()) * 1e3
+    return 0 if left <= 0 else (<int>left + 1 if left + 1 < IDLE_WAIT_MS else IDLE_WAIT_MS)
+
+
+cdef inline void quiescent(ThreadState *ts) noexcept nogil:
+    """This thread holds no pointer into a URL table here: say which generation it has seen, so
+    set_urls may free the tables every thread has moved past."""
+    op_atomic_store(&ts.seen_generation, op_atomic_load(&ts.shared.url_generation))
+
+
+cdef int take_finished(ThreadState *ts) noexcept nogil:
+    """Rows for the transfers libcurl has finished, and the next request on each freed slot;
+    the change in the number of slots busy."""
+    cdef int left = 0, change = 0
+    cdef CURLMsg *msg
+    cdef CURL *easy
+    cdef CURLcode result
+    cdef void *priv = NULL
+    cdef Slot *s
+    while True:
+        msg = curl_multi_info_read(ts.multi, &left)
+        if msg == NULL:
+            return change
+        if msg.msg != CURLMSG_DONE:
+            continue
+        easy = msg.easy_handle
+        result = op_msg_result(msg)
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv)
+        s = <Slot *>priv
+        finish_request(s, result, True)
+        curl_multi_remove_handle(ts.multi, easy)
+        s.busy = 0
+        change -= 1
+        if start_next(s):
+            change += 1
+
+
+cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
+    """Keep every slot of this thread busy until the plan, the queue's end, the deadline or a stop ends it.
+    Requests still in flight when the deadline passes, or at an abort, are cut: each leaves a row with
+    curl code CURLE_ABORTED_BY_CALLBACK and the bytes moved until then, so a run lasts its duration and
+    counts every byte it moved."""
+    cdef Shared *sh = ts.shared
+    cdef int i, active = 0
+    quiescent(ts)
+    i = ts.index
+    while i < nslots:
+        if start_next(&slots[i]):
+            active += 1
+        i += stride
+    while True:
+        quiescent(ts)
+        if op_atomic_load_int(&sh.stop) == STOP_ABORT or past_deadline(sh):
+            break
+        if sh.queue_mode:
+            active += fill_idle(ts, slots, nslots, stride)
+            if active == 0:
+                if op_atomic_load_int(&sh.stop) != STOP_NONE or (
+                        op_atomic_load_int(&sh.closed) and op_atomic_load(&sh.job_tail) >= op_atomic_load(&sh.job_head)):
+                    break
+                wait_and_act(ts, wait_cap_ms(sh))
+                continue
+        elif active == 0:
+            break
+        wait_and_act(ts, wait_cap_ms(sh))
+        active += take_finished(ts)
+        if active == 0 and not sh.queue_mode:
+            break
+    i = ts.index
+    while i < nslots:
+        if slots[i].busy:
+            finish_request(&slots[i], CURLE_ABORTED_BY_CALLBACK, True)
+            curl_multi_remove_handle(ts.multi, slots[i].easy)
+            slots[i].busy = 0
+        i += stride
+    op_atomic_store(&ts.seen_generation, GENERATION_DONE)

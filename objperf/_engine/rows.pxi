@@ -1,0 +1,153 @@
+# One row per finished request, written into the thread's ring of preallocated columns.
+
+cdef inline double info_seconds(CURL *easy, CURLINFO what) noexcept nogil:
+    cdef curl_off_t us = 0
+    curl_easy_getinfo(easy, what, &us)
+    return us * 1e-6
+
+
+cdef inline void copy_text(char *dst, const char *src, int cap) noexcept nogil:
+    cdef int i = 0
+    if src != NULL:
+        while i < cap and src[i] != 0:
+            dst[i] = src[i]
+            i += 1
+    while i < cap:
+        dst[i] = 0
+        i += 1
+
+
+cdef void copy_s3_error(Slot *s, char *dst) noexcept nogil:
+    cdef char *start
+    cdef char *end
+    cdef int n = 0
+    s.errbuf[s.errlen] = 0
+    start = strstr(s.errbuf, "<Code>")
+    if start != NULL:
+        start += 6
+        end = strstr(start, "</Code>")
+        if end != NULL:
+            n = <int>(end - start)
+    if n > S3ERR_CAP:
+        n = S3ERR_CAP
+    if n > 0:
+        memcpy(dst, start, n)
+    while n < S3ERR_CAP:
+        dst[n] = 0
+        n += 1
+
+
+cdef bint wait_for_room(ThreadState *ts) noexcept nogil:
+    """Wait while the ring is full (Python drains it every few ms).  False once the run is aborted
+    and nobody has drained for ABANDON_MS: the caller then drops its row instead of waiting for ever."""
+    cdef Ring *r = &ts.ring
+    cdef int64_t tail = op_atomic_load(&r.tail), now_tail
+    cdef double since = op_now_mono()
+    while r.head - tail >= r.cap:
+        if op_atomic_load_int(&ts.shared.stop) == STOP_ABORT and (op_now_mono() - since) * 1e3 >= ABANDON_MS:
+            return False
+        op_sleep_ms(1)
+        now_tail = op_atomic_load(&r.tail)
+        if now_tail != tail:
+            tail = now_tail
+            since = op_now_mono()
+    return True
+
+
+cdef inline int8_t http_version_of(long version) noexcept nogil:
+    if version == CURL_HTTP_VERSION_1_0:
+        return 10
+    if version == CURL_HTTP_VERSION_1_1:
+        return 11
+    if version == CURL_HTTP_VERSION_2_0:
+        return 20
+    if version == CURL_HTTP_VERSION_3:
+        return 30
+    return 0
+
+
+cdef void write_transfer_info(Slot *s, Ring *r, int64_t i) noexcept nogil:
+    """What libcurl knows of the transfer that just ended on this slot: phase times, peers, version."""
+    cdef long port = 0, conns = 0, version = 0
+    cdef char *ip = NULL
+    r.dns_s[i] = info_seconds(s.easy, CURLINFO_NAMELOOKUP_TIME_T)
+    r.connect_s[i] = info_seconds(s.easy, CURLINFO_CONNECT_TIME_T)
+    r.tls_s[i] = info_seconds(s.easy, CURLINFO_APPCONNECT_TIME_T)
+    r.pretransfer_s[i] = info_seconds(s.easy, CURLINFO_PRETRANSFER_TIME_T)
+    r.ttfb_s[i] = info_seconds(s.easy, CURLINFO_STARTTRANSFER_TIME_T)
+    r.total_s[i] = info_seconds(s.easy, CURLINFO_TOTAL_TIME_T)
+    curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_IP, &ip)
+    copy_text(r.remote_ip + i * IP_CAP, ip, IP_CAP)
+    r.ip_family[i] = 0 if ip == NULL or ip[0] == 0 else (6 if strchr(ip, 58) != NULL else 4)
+    curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_PORT, &port)
+    r.remote_port[i] = <int32_t>port
+    ip = NULL
+    curl_easy_getinfo(s.easy, CURLINFO_LOCAL_IP, &ip)
+    copy_text(r.local_ip + i * IP_CAP, ip, IP_CAP)
+    port = 0
+    curl_easy_getinfo(s.easy, CURLINFO_LOCAL_PORT, &port)
+    r.local_port[i] = <int32_t>port
+    curl_easy_getinfo(s.easy, CURLINFO_HTTP_VERSION, &version)
+    r.http_version[i] = http_version_of(version)
+    curl_easy_getinfo(s.easy, CURLINFO_NUM_CONNECTS, &conns)
+    r.new_conn[i] = 1 if conns > 0 else 0
+
+
+cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
+    """A request that never went out: no times, no peers (the handle still holds its last transfer's)."""
+    r.dns_s[i] = r.connect_s[i] = r.tls_s[i] = r.pretransfer_s[i] = r.ttfb_s[i] = r.total_s[i] = 0
+    copy_text(r.remote_ip + i * IP_CAP, NULL, IP_CAP)
+    copy_text(r.local_ip + i * IP_CAP, NULL, IP_CAP)
+    r.remote_port[i] = r.local_port[i] = 0
+    r.ip_family[i] = r.http_version[i] = 0
+    r.new_conn[i] = 0
+
+
+cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
+    """The row of the request on slot ``s``; ``ran``: libcurl ran it (else it could not be started)."""
+    cdef ThreadState *ts = s.ts
+    cdef Shared *sh = ts.shared
+    cdef Ring *r = &ts.ring
+    cdef int64_t i
+    cdef long code = 0
+    ts.requests_done += 1
+    if ran:
+        curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+    if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.schema
+        if result != CURLE_OK or code >= 400 or code == 0:
+            ts.errors += 1
+    if wait_for_room(ts):
+        i = r.head % r.cap
+        r.thread[i] = <int16_t>ts.index
+        r.slot[i] = s.index
+        r.op[i] = <int8_t>s.op
+        r.key_index[i] = s.key_index
+        r.offset[i] = s.offset
+        r.length[i] = s.length
+        r.attempt[i] = <int16_t>s.attempt
+        r.status[i] = <int16_t>code
+        copy_s3_error(s, r.s3_error + i * S3ERR_CAP)
+        r.curl_code[i] = <int32_t>result
+        if code >= 300:
+            r.nbytes[i] = 0
+        elif s.op == OPC_GET:
+            r.nbytes[i] = s.got
+        else:
+            r.nbytes[i] = s.sent
+        copy_text(r.etag + i * ETAG_CAP, s.etag, ETAG_CAP)
+        r.t_start[i] = s.t_start
+        if ran:
+            write_transfer_info(s, r, i)
+        else:
+            clear_transfer_info(r, i)
+        if result == CURLE_ABORTED_BY_CALLBACK:  # cut in flight: libcurl's clock stopped at its last progress
+            r.total_s[i] = op_now_wall() - s.t_start
+        r.crc32[i] = <uint32_t>s.crc
+        op_atomic_store(&r.head, r.head + 1)
+    else:
+        ts.rows_dropped += 1
+    if s.job_entry >= 0:  # the job's entry may be reused from now on: nothing reads it any more
+        op_atomic_store_int(&sh.job_busy[s.job_entry], 0)
+        s.job_entry = -1
+    if sh.finished_fd >= 0:
+        op_event_wake(sh.finished_fd)

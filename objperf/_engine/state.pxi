@@ -1,0 +1,146 @@
+# The engine's C state: the shared run, each thread, each slot, and each thread's row ring.
+
+cdef enum:
+    SINK_DISCARD = 0
+    SINK_RAM = 1
+    SINK_FILE = 2
+    ERRBUF_CAP = 2048
+    EVENTS_CAP = 64
+    IDLE_WAIT_MS = 100
+    S3ERR_CAP = 32
+    IP_CAP = 46
+    ETAG_CAP = 48
+    OPC_GET = 0
+    OPC_PUT = 1
+    OPC_UPLOAD_PART = 2
+    STOP_NONE = 0
+    STOP_DRAIN = 1
+    STOP_ABORT = 2
+    FAULT_NONE = 0
+    FAULT_SETOPT = 1      # curl_easy_setopt refused a request's option: fault_code is its CURLcode
+    FAULT_ADD = 2         # curl_multi_add_handle refused a request: fault_code is its CURLMcode
+    FAULT_SINK = 3        # the file sink could not be written: fault_code is the errno
+    # After an abort, a thread whose row ring stays full this long (nobody drains it any more)
+    # drops its remaining rows, counted, rather than wait for ever.
+    ABANDON_MS = 1000
+
+# Published by a thread that has ended: it reads no URL table any more.
+cdef int64_t GENERATION_DONE = (<int64_t>1) << 62
+
+
+ctypedef struct Ring:
+    int64_t cap
+    int64_t head
+    int64_t tail
+    int16_t *thread
+    int32_t *slot
+    int8_t *op
+    int32_t *key_index
+    int64_t *offset
+    int64_t *length
+    int16_t *attempt
+    int16_t *status
+    char *s3_error
+    int32_t *curl_code
+    int64_t *nbytes
+    double *t_start
+    double *dns_s
+    double *connect_s
+    double *tls_s
+    double *pretransfer_s
+    double *ttfb_s
+    double *total_s
+    char *remote_ip
+    int32_t *remote_port
+    char *local_ip
+    int32_t *local_port
+    int8_t *ip_family
+    int8_t *http_version
+    uint8_t *new_conn
+    uint32_t *crc32
+    char *etag
+
+
+ctypedef struct Shared:
+    int64_t next_req
+    int64_t claimed_bytes
+    int64_t max_requests
+    int64_t max_bytes
+    double deadline
+    int stop
+    int fault_kind       # the first request the engine could not start (FAULT_*), which ends the run
+    int fault_code
+    int nkeys
+    char **urls          # swapped whole by set_urls: read it with op_atomic_load_urls
+    int64_t url_generation
+    int64_t *sizes
+    int64_t *nranges
+    int64_t range_size
+    int random_ranges
+    int sink
+    int verify
+    int *fds
+    # Queue mode: requests are jobs that Python puts in a table of entries; job_ring lists the
+    # entries queued, in order.  An entry stays busy from submit until its job's row is written.
+    int queue_mode
+    int closed
+    int64_t job_cap
+    int64_t job_head
+    int64_t job_tail
+    int32_t *job_ring
+    int *job_busy
+    char **job_url
+    int8_t *job_op
+    int32_t *job_key
+    int64_t *job_offset
+    int64_t *job_length
+    int64_t *job_payload_offset
+    int16_t *job_attempt
+    char *payload
+    int64_t payload_len
+    int finished_fd      # queue mode: eventfd signalled whenever a job finishes (wait_finished)
+
+
+ctypedef struct ThreadState:
+    int index
+    CURLM *multi
+    Shared *shared
+    Ring ring
+    uint64_t rng
+    int64_t bytes_done
+    int64_t requests_done
+    int64_t errors
+    int64_t rows_dropped   # rows an aborted run's full ring could not take
+    int64_t seen_generation  # the URL generation this thread saw last at a point where it held no table
+    int epfd             # epoll set: libcurl's sockets and wakefd
+    int wakefd           # eventfd: stop() and submit() wake the thread through it
+    double timer_at      # when libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT); < 0: never
+
+
+ctypedef struct Slot:
+    CURL *easy
+    ThreadState *ts
+    int index
+    int busy
+    int key_index
+    int url_key
+    int64_t url_generation
+    int64_t job_entry    # queue mode: the job-table entry this slot's request came from, or -1
+    curl_slist *pin      # this slot's own CONNECT_TO list (spread_to), or NULL for the engine's
+    int64_t offset
+    int64_t length
+    double t_start
+    char *buf
+    int64_t cap
+    int64_t got
+    long status
+    int status_known
+    char errbuf[ERRBUF_CAP]
+    int errlen
+    unsigned long crc
+    char range_spec[64]
+    int op
+    int attempt
+    int64_t payload_offset
+    int64_t sent
+    char etag[ETAG_CAP]

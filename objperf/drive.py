@@ -1,0 +1,160 @@
+"""The one drive loop: every run — read, write, mixed, several reads at once, each
+study step — goes through ``drive``.  Only what feeds the engines differs, and
+that is a ``Part``: a read engine (``ReadPart``) or an upload control plane
+(``objperf.uploader.Uploader``).
+
+``drive`` starts the parts, drains their rows into the recorder, renews URLs,
+reports progress and lets the deadline end the run.  Whatever ends it — the
+plan, the clock, Ctrl-C, SIGTERM, an engine fault, a full disk, a bug — it then
+stops the engines and joins their threads, only then closes the sinks (no engine
+thread can write into a reused descriptor), stops the sampler, and writes the
+manifest with the status the run really ended with."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from objperf.errors import EngineError, ObjperfError
+from objperf.recorder import Recorder
+
+STEP_S = 0.1
+PROGRESS_EVERY_S = 0.5
+
+ProgressFn = Callable[[float, int, int, int], None]
+
+
+class Part(Protocol):
+    """One source of load in a run, with its engine."""
+
+    engine: object
+
+    def start(self) -> None: ...
+    def step(self) -> None: ...  # take finished rows in, feed the engine, renew URLs
+    def wait(self, timeout: float) -> None: ...  # until something happens, at most ``timeout``
+    @property
+    def done(self) -> bool: ...
+    def finish(self) -> None: ...  # the run ended as planned: take the last rows
+    def abort(self) -> None: ...  # Ctrl-C or a failure: cut what is in flight, keep its rows
+
+
+class ReadPart:
+    """A read engine (plan mode): rows go to the recorder, ``key_index`` shifted by ``key_offset`` when
+    several targets share one run's labels."""
+
+    def __init__(self, engine, recorder: Recorder, *, duration: float = 0.0, renew_urls: Callable[[], None] | None
+                 = None, key_offset: int = 0):
+        self.engine = engine
+        self.recorder = recorder
+        self.duration = duration
+        self.renew_urls = renew_urls or (lambda: None)
+        self.key_offset = key_offset
+
+    def start(self) -> None:
+        self.engine.start(self.duration)
+
+    def _take(self, cols: dict | None) -> None:
+        if cols is not None and self.key_offset:
+            cols["key_index"] += self.key_offset
+        self.recorder.add(cols)
+
+    def step(self) -> None:
+        self._take(self.engine.drain())
+        self.renew_urls()
+
+    def wait(self, timeout: float) -> None:
+        self.engine.join(timeout)
+
+    @property
+    def done(self) -> bool:
+        return not self.engine.running
+
+    def finish(self) -> None:
+        self._take(self.engine.drain())
+
+    def abort(self) -> None:
+        self.engine.stop(abort=True)
+        drain_until_done(self.engine, self._take)
+
+
+def drain_until_done(engine, take: Callable[[dict | None], None]) -> None:
+    """Hand ``take`` the rows of an engine told to stop, until its threads end.  Draining while
+    joining: a thread whose row ring is full waits for room before it can end."""
+    while not engine.join(STEP_S):
+        take(engine.drain())
+    take(engine.drain())
+
+
+def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | None = None,
+          after_engines: Iterable[Callable[[], None]] = ()) -> str:
+    """Run ``parts`` to their end; the status they ended with (``complete`` or ``interrupted``).
+    ``after_engines`` (closing sink files) run once every engine thread has ended.  On any other end
+    the manifest says ``failed`` and the exception goes on, the rows so far kept."""
+    status = "complete"
+    try:
+        recorder.start_clock()
+        try:
+            _loop(recorder, parts, on_progress)
+            for part in parts:
+                part.finish()
+        except KeyboardInterrupt:
+            status = "interrupted"
+            _abort_all(parts)
+        except BaseException:
+            status = "failed"
+            _abort_all(parts)
+            raise
+        finally:
+            _teardown(recorder, parts, after_engines)
+    except BaseException as exc:
+        reason = str(exc) if isinstance(exc, ObjperfError | OSError) else f"{type(exc).__name__}: {exc}"
+        recorder.finish("failed", extra={"error": reason})
+        raise
+    return status
+
+
+def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None) -> None:
+    for part in parts:
+        part.start()
+    last_progress = 0.0
+    while True:
+        for part in parts:
+            part.step()
+            fault = part.engine.fault
+            if fault is not None:
+                raise fault
+        waiting = [part for part in parts if not part.done]
+        if not waiting:
+            return
+        waiting[0].wait(STEP_S)
+        if on_progress and recorder.elapsed - last_progress >= PROGRESS_EVERY_S:
+            last_progress = recorder.elapsed
+            totals = [sum(values) for values in zip(*(part.engine.progress() for part in parts))]
+            on_progress(last_progress, *totals)
+
+
+def _abort_all(parts: list[Part]) -> None:
+    """Abort every part, each whatever another's abort raised (a part with uploads open must still
+    send its aborts)."""
+    for part in parts:
+        try:
+            part.abort()
+        except Exception as exc:  # the first error is already on its way up; this one is said
+            print(f"objperf: while stopping the run: {exc}", file=sys.stderr)
+
+
+def _teardown(recorder: Recorder, parts: list[Part], after_engines: Iterable[Callable[[], None]]) -> None:
+    stuck = None
+    for part in parts:
+        try:
+            part.engine.close()  # stops and joins the threads, frees libcurl's handles
+        except EngineError as exc:
+            stuck = exc
+    if stuck is None:  # a thread still running could write into a descriptor closed and reused
+        for close in after_engines:
+            close()
+    recorder.stop_clock()
+    recorder.rows_dropped += sum(part.engine.rows_dropped for part in parts)
+    if stuck is not None:
+        raise stuck

@@ -1,0 +1,331 @@
+"""The upload control plane around a queue-mode engine: it opens multipart
+uploads, presigns each part, keeps the engine's queue about two requests deep
+per slot, completes an upload when its last part is in and aborts it when a
+part failed or the run ended.  Every part is a row, and so is every create,
+complete and abort.  No run leaves a multipart upload of its own open behind it."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from objperf.drive import drain_until_done
+from objperf.errors import ObjperfError
+from objperf.limits import ensure_open_files
+from objperf.recorder import Recorder
+from objperf.s3client import Attempt, S3Client
+from objperf.schema import OP, OP_PUT, OP_UPLOAD_PART, S3_ERROR_BYTES, cut_requests, empty_columns, ok_requests
+from objperf.workload import spread_entries
+from objperf.write import WriteWorkload, expected_bytes, make_payload, object_key
+
+
+def control_row(op: str, key_index: int, outcome: Attempt, *, length: int = 0) -> dict[str, np.ndarray]:
+    """A row for a request the control plane made (create, complete, abort), in the engine's columns."""
+    row = empty_columns(1)
+    row["op"][0] = OP[op]
+    row["key_index"][0] = key_index
+    row["length"][0] = length
+    row["status"][0] = outcome.status
+    row["s3_error"][0] = outcome.s3_error.encode()[:S3_ERROR_BYTES]
+    row["curl_code"][0] = outcome.curl_code
+    row["t_start"][0] = outcome.t_start
+    row["ttfb_s"][0] = row["total_s"][0] = outcome.seconds
+    row["dns_s"][0] = row["connect_s"][0] = row["tls_s"][0] = row["pretransfer_s"][0] = np.nan
+    row["thread"][0] = row["slot"][0] = -1
+    return row
+
+
+@dataclass
+class Upload:
+    index: int  # the rows' key_index
+    bucket: str
+    key: str
+    size: int
+    nparts: int
+    upload_id: str | None = None  # None: a single PUT
+    part_url: Callable[[int], str] | None = None  # presigned UploadPart URL by part number
+    submitted: int = 0
+    in_flight: int = 0
+    etags: dict[int, str] = field(default_factory=dict)
+    failed: bool = False
+
+    @property
+    def all_submitted(self) -> bool:
+        return self.submitted >= self.nparts
+
+
+class Uploader:
+    """Keeps an engine in queue mode fed with parts until the workload's budget or a stop: a part of the
+    drive loop (``objperf.drive.Part``)."""
+
+    def __init__(self, client: S3Client, workload: WriteWorkload, recorder: Recorder):
+        from objperf._engine.core import Engine
+
+        # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
+        ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
+        self.client = client
+        self.workload = workload
+        self.recorder = recorder
+        self.data = make_payload(workload)
+        self.targets = [(workload.buckets[i % len(workload.buckets)],
+                         object_key(workload.prefix, recorder.run_id, i))
+                        for i in range(max(workload.keys, len(workload.buckets)))]
+        self.depth = 2 * workload.concurrency
+        self.engine = Engine([], [], concurrency=workload.concurrency, threads=workload.threads,
+                             queue_capacity=self.depth + workload.concurrency + 8, payload=self.data,
+                             sink="discard", ip=workload.ip, connect_to=workload.connect_to,
+                             spread_to=spread_entries(workload.spread_to),
+                             interface=workload.interface, http_version=workload.http_version,
+                             tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
+                             timeout=workload.timeout, connect_timeout=workload.connect_timeout,
+                             **client.settings.engine_tls())
+        self.open: dict[int, Upload] = {}
+        self.unfinished_jobs = 0
+        self.objects_started = 0
+        self.written: list[Upload] = []
+        self.failed_objects = 0
+        self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
+        self.deadline = 0.0
+        self.stopping = False
+        self.ended_on_time = False  # the deadline cut the parts in flight
+        self._put_urls: dict[tuple[str, str], tuple[str, float]] = {}  # URL, when it was signed
+        self._creating: Upload | None = None  # its CreateMultipartUpload has been sent, no answer read yet
+
+    # -- the loop ---------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.workload.duration:
+            self.deadline = time.monotonic() + self.workload.duration
+        self.engine.start(self.workload.duration or 0.0)
+
+    @property
+    def done(self) -> bool:
+        return self.stopping and not self.open and self.unfinished_jobs == 0
+
+    def step(self) -> None:
+        """Take finished parts in, complete or abort what can be, feed the engine."""
+        if self.done:
+            return
+        self._take(self.engine.drain())
+        if self._time_is_up() and not self.ended_on_time:
+            self._end_on_time()
+            return
+        if not self.stopping and self._budget_spent():
+            self.stopping = True
+        self._settle()
+        if not self.done:
+            self._feed()
+
+    def wait(self, timeout: float) -> None:
+        self.engine.wait_finished(timeout)
+
+    def finish(self) -> None:
+        self.close()
+
+    def abort(self) -> None:
+        self.close(abort=True)
+
+    def close(self, *, abort: bool = False) -> None:
+        """End the engine; abort every upload still open (after an interrupt or an error).  The aborts
+        are sent whether or not the rows could be recorded (the recorder keeps them in memory then)."""
+        self.engine.stop(abort=abort)
+        self.engine.close_queue()
+        try:
+            drain_until_done(self.engine, self._take)
+        finally:
+            self._abort_open(abort)
+
+    def _abort_open(self, interrupted: bool) -> None:
+        for upload in list(self.open.values()):
+            upload.in_flight = 0
+            self._abort(upload, failed=not interrupted)
+        if self._creating is not None:
+            self._abort_unanswered_create(self._creating)
+
+    def _end_on_time(self) -> None:
+        """The run's time is up: the engine cuts the parts in flight, as it cuts reads (here, if this
+        comes first).  Take their rows, complete the objects whose every part had arrived, abort the
+        rest.  The run's clock stops first: closing the uploads moves no data, and a run lasts its
+        duration."""
+        self.stopping = self.ended_on_time = True
+        self.engine.stop(abort=True)
+        drain_until_done(self.engine, self._take)
+        self.recorder.stop_clock()
+        self.unfinished_jobs = 0  # jobs queued but never started leave no row
+        for upload in list(self.open.values()):
+            upload.in_flight = 0
+            if not upload.failed and len(upload.etags) == upload.nparts:
+                self._complete(upload)
+            else:
+                self._abort(upload, failed=upload.failed)
+
+    def _abort_unanswered_create(self, upload: Upload) -> None:
+        """Ctrl-C landed while CreateMultipartUpload was on the wire: the store may have opened an
+        upload whose id never reached us.  Keys are the run's own, so every upload open on this
+        exact key is this run's; abort them rather than leave parts to be billed."""
+        self._creating = None
+        try:
+            found = [upload_id for key, upload_id in self.client.open_uploads(upload.bucket, upload.key)
+                     if key == upload.key]
+        except ObjperfError:
+            found = []
+        if not found:
+            self.cut_objects += 1
+        for upload_id in found:
+            upload.upload_id = upload_id
+            self._abort(upload, failed=False)
+
+    # -- internals ----------------------------------------------------------------
+
+    def _time_is_up(self) -> bool:
+        return bool(self.deadline) and time.monotonic() >= self.deadline
+
+    def _budget_spent(self) -> bool:
+        """The object budget (a time budget ends in _end_on_time)."""
+        if self.workload.requests is not None:
+            return self.objects_started >= self.workload.requests
+        if not self.workload.duration:  # no budget given: each key once
+            return self.objects_started >= len(self.targets)
+        return False
+
+    def _take(self, cols) -> None:
+        if cols is None:
+            return
+        self.recorder.add(cols)
+        ok = ok_requests(cols["curl_code"], cols["status"])
+        cut = cut_requests(cols["curl_code"], cols["status"])
+        for i in range(len(cols["offset"])):
+            self.unfinished_jobs -= 1
+            upload = self.open.get(int(cols["key_index"][i]))
+            if upload is None:
+                continue
+            upload.in_flight -= 1
+            if ok[i]:
+                upload.etags[int(cols["offset"][i] // self.workload.part_size) + 1] = cols["etag"][i].decode()
+            elif not cut[i]:  # a cut part leaves its object cut, not failed
+                upload.failed = True
+
+    def _settle(self) -> None:
+        for upload in list(self.open.values()):
+            if upload.in_flight:
+                continue
+            if upload.failed:
+                self._abort(upload)
+            elif len(upload.etags) == upload.nparts:
+                self._complete(upload)
+
+    def _feed(self) -> None:
+        while self.unfinished_jobs < self.depth and not self._time_is_up():  # a CREATE_MPU may take it past
+            upload = next((u for u in self.open.values() if not u.all_submitted and not u.failed), None)
+            if upload is None:
+                if self.stopping or self._budget_spent():
+                    self.stopping = True
+                    return
+                upload = self._begin()
+                if upload is None:
+                    return
+            self._submit_part(upload)
+
+    def _begin(self) -> Upload | None:
+        bucket, key = self.targets[self.objects_started % len(self.targets)]
+        index = len(self.recorder.labels["keys"])  # rows name objects by their place in the labels
+        self.recorder.labels["buckets"].append(bucket)
+        self.recorder.labels["keys"].append(key)
+        self.objects_started += 1
+        w = self.workload
+        upload = Upload(index, bucket, key, w.object_size, w.parts_per_object)
+        if w.multipart:
+            self._creating = upload
+            outcome = self.client.attempt("create_multipart_upload", Bucket=bucket, Key=key)
+            self._creating = None
+            self.recorder.add(control_row("CREATE_MPU", index, outcome))
+            if not outcome.ok:
+                self.failed_objects += 1
+                if outcome.status in (401, 403) or outcome.curl_code:
+                    self.stopping = True  # every further object would fail the same way
+                return None
+            upload.upload_id = outcome.response["UploadId"]
+            upload.part_url = self.client.part_url_signer(bucket, key, upload.upload_id,
+                                                          expires=self.workload.url_lifetime)
+        self.open[index] = upload
+        return upload
+
+    def _submit_part(self, upload: Upload) -> None:
+        number = upload.submitted + 1
+        offset = upload.submitted * self.workload.part_size
+        length = min(self.workload.part_size, upload.size - offset) if upload.upload_id else upload.size
+        payload_offset = offset % len(self.data)
+        if upload.upload_id:
+            url = upload.part_url(number)
+            op = OP_UPLOAD_PART
+        else:
+            url = self._put_url(upload.bucket, upload.key)
+            op = OP_PUT
+        self.engine.submit(url, op, upload.index, offset, length, payload_offset)
+        upload.submitted += 1
+        upload.in_flight += 1
+        self.unfinished_jobs += 1
+
+    def _put_url(self, bucket: str, key: str) -> str:
+        # A presigned PUT URL serves every PUT of its key until a third of its life has passed.
+        url, signed_at = self._put_urls.get((bucket, key), ("", -math.inf))
+        if time.monotonic() - signed_at > self.workload.url_lifetime / 3:
+            url = self.client.presign(bucket, key, method="put_object", expires=self.workload.url_lifetime)
+            self._put_urls[bucket, key] = url, time.monotonic()
+        return url
+
+    def _complete(self, upload: Upload) -> None:
+        del self.open[upload.index]
+        if upload.upload_id is None:
+            self.written.append(upload)
+            return
+        parts = [{"PartNumber": n, "ETag": upload.etags[n]} for n in sorted(upload.etags)]
+        outcome = self.client.attempt("complete_multipart_upload", Bucket=upload.bucket, Key=upload.key,
+                                      UploadId=upload.upload_id, MultipartUpload={"Parts": parts})
+        self.recorder.add(control_row("COMPLETE_MPU", upload.index, outcome, length=upload.size))
+        if outcome.ok:
+            self.written.append(upload)
+        else:
+            self._abort(upload)
+
+    def _abort(self, upload: Upload, *, failed: bool = True) -> None:
+        self.open.pop(upload.index, None)
+        if failed:
+            self.failed_objects += 1
+        else:
+            self.cut_objects += 1
+        if upload.upload_id is None:
+            return
+        outcome = self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
+                                      UploadId=upload.upload_id)
+        self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
+
+    # -- after the run ------------------------------------------------------------
+
+    def summary(self) -> dict:
+        return {"objects_written": len(self.written), "objects_failed": self.failed_objects,
+                "objects_cut": self.cut_objects,
+                "written": sorted({f"s3://{u.bucket}/{u.key}" for u in self.written})[:1000]}
+
+    def verify(self) -> str:
+        """Read every written key back (its last write) and compare it with the payload."""
+        latest = {(u.bucket, u.key): u for u in self.written}
+        bad = []
+        for (bucket, key), upload in latest.items():
+            body = self.client.get_object(bucket, key)
+            if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
+                bad.append(f"s3://{bucket}/{key}")
+        if bad:
+            return f"FAILED: {len(bad)} of {len(latest)} objects differ ({', '.join(bad[:3])})"
+        return f"ok: {len(latest)} objects read back equal to what was sent"
+
+    def cleanup(self) -> int:
+        """Delete every key this run wrote to (and only those)."""
+        touched = {(u.bucket, u.key) for u in self.written}
+        for bucket, key in sorted(touched):
+            self.client.delete_object(bucket, key)
+        return len(touched)
