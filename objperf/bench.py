@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 
 from objperf import clients
-from objperf.clients import BOTO3_SCRIPT, CRT_SCRIPT, Measured, measure, tool
+from objperf.clients import Measured, measure, tool
 from objperf.payload import payload_parts
 from objperf.s3client import S3Client
 from objperf.seaweed import LocalSeaweed, free_port
@@ -136,9 +136,9 @@ class Bench:
         if tool("s5cmd"):
             found["s5cmd"] = self.s5cmd_get
         if has_module("boto3"):
-            found["boto3"] = lambda key, size: self.script_get(BOTO3_SCRIPT, key, size)
+            found["boto3"] = lambda key, size: self.sdk_get("boto3", key, size)
         if has_module("awscrt"):
-            found["aws crt"] = lambda key, size: self.script_get(CRT_SCRIPT, key, size)
+            found["aws crt"] = lambda key, size: self.sdk_get("aws crt", key, size)
         if shutil.which("curl"):
             found["curl"] = lambda key, size: self.curl(self.client.presign(BUCKET, key), size)
             found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(self.client.presign(BUCKET, key), size)
@@ -151,9 +151,8 @@ class Bench:
         return found
 
     def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0) -> Measured:
-        args = [sys.executable, "-m", "objperf.fetch", url, "--endpoint", self.server.endpoint,
-                "--addressing", "path", "-c", str(concurrency or self.concurrency),
-                "--range-size", str(range_size or self.part_size), "--sink", sink, "--json"]
+        args = clients.objperf_fetch(url, endpoint=self.server.endpoint, concurrency=concurrency or self.concurrency,
+                                     range_size=range_size or self.part_size, sink=sink)
         return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
 
     def _objperf(self, args: list[str], good) -> Measured:
@@ -180,21 +179,20 @@ class Bench:
 
     def s5cmd_get(self, key: str, size: int) -> Measured:
         dest = self.shm / "s5cmd.bin"
-        args = [tool("s5cmd"), "--endpoint-url", self.server.endpoint, "cp", "-c", str(self.concurrency),
-                "-p", str(max(5, self.part_size >> 20)), f"s3://{BUCKET}/{key}", str(dest)]
+        args = clients.s5cmd_cp(f"s3://{BUCKET}/{key}", str(dest), endpoint=self.server.endpoint,
+                                concurrency=self.concurrency, part_size=self.part_size)
         return self._check_file(measure(args, env=self.env), dest, size)
 
-    def script_get(self, script: str, key: str, size: int) -> Measured:
+    def sdk_get(self, name: str, key: str, size: int) -> Measured:
         dest = self.shm / "download.bin"
-        args = [sys.executable, "-c", script, "get", self.server.endpoint, "us-east-1", BUCKET, key, str(dest),
-                str(self.concurrency), str(self.part_size)]
+        args = clients.sdk_transfer(name, "get", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+                                    key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
         return self._check_file(measure(args, env=self.env), dest, size)
 
     def curl(self, url: str, size: int) -> Measured:
-        # One stream into /dev/null: the yardstick for objperf's discard sink.  The URL goes in on
-        # stdin (curl -K -), so a presigned URL never appears in a process list.
-        result = measure(["curl", "-sS", "--fail", "-K", "-", "-o", "/dev/null", "-w", "%{size_download}"],
-                         env=self.env, stdin=f'url = "{url}"\n')
+        # One stream into /dev/null: the yardstick for objperf's discard sink.
+        args, stdin = clients.curl_one(url, write_out="%{size_download}")
+        result = measure(args, env=self.env, stdin=stdin)
         if result.ok and result.detail.strip() != str(size):
             result.ok, result.detail = False, f"read {result.detail.strip()} of {size} bytes"
         return result
@@ -206,12 +204,8 @@ class Bench:
     def curl_ranged(self, url: str, size: int) -> Measured:
         # objperf's own workload done by curl: the object's ranges, `concurrency` at a time over reused
         # connections (curl --parallel), into /dev/null.  The yardstick for the discard sink's CPU per GiB.
-        step = self.part_size
-        config = "next\n".join(f'url = "{url}"\nrange = "{start}-{min(start + step, size) - 1}"\n'
-                                f'output = "/dev/null"\nwrite-out = "%{{size_download}}\\n"\n'
-                                for start in range(0, size, step))
-        result = measure(["curl", "-sS", "--fail", "--parallel", "--parallel-max", str(self.concurrency), "-K", "-"],
-                         env=self.env, stdin=config)
+        args, config = clients.curl_ranged(url, size, range_size=self.part_size, concurrency=self.concurrency)
+        result = measure(args, env=self.env, stdin=config)
         if result.ok:
             got = sum(int(n) for n in result.detail.split())
             if got != size:
@@ -225,30 +219,29 @@ class Bench:
         if tool("s5cmd"):
             found["s5cmd"] = self.s5cmd_put
         if has_module("boto3"):
-            found["boto3"] = lambda size, check: self.script_put(BOTO3_SCRIPT, "boto3", size, check)
+            found["boto3"] = lambda size, check: self.sdk_put("boto3", size, check)
         if has_module("awscrt"):
-            found["aws crt"] = lambda size, check: self.script_put(CRT_SCRIPT, "crt", size, check)
+            found["aws crt"] = lambda size, check: self.sdk_put("aws crt", size, check)
         return found
 
     def objperf_put(self, size: int, check: bool) -> Measured:
-        args = [sys.executable, "-m", "objperf.put", f"s3://{BUCKET}/put/objperf/", "--endpoint", self.server.endpoint,
-                "--addressing", "path", "-c", str(self.concurrency), "--part-size", str(self.part_size),
-                "--object-size", str(size), "--requests", "1", "--json"]
+        args = clients.objperf_put(f"s3://{BUCKET}/put/objperf/", endpoint=self.server.endpoint,
+                                   concurrency=self.concurrency, object_size=size, part_size=self.part_size)
         result = self._objperf(args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
         keys = self.client.list_keys(BUCKET, "put/objperf/")
         return self._check_upload(result, keys[0][0] if keys else "", size, check)
 
     def s5cmd_put(self, size: int, check: bool) -> Measured:
         source = self._source(size)
-        args = [tool("s5cmd"), "--endpoint-url", self.server.endpoint, "cp", "-c", str(self.concurrency),
-                "-p", str(max(5, self.part_size >> 20)), str(source), f"s3://{BUCKET}/put/s5cmd.bin"]
+        args = clients.s5cmd_cp(str(source), f"s3://{BUCKET}/put/s5cmd.bin", endpoint=self.server.endpoint,
+                                concurrency=self.concurrency, part_size=self.part_size)
         return self._check_upload(measure(args, env=self.env), "put/s5cmd.bin", size, check)
 
-    def script_put(self, script: str, name: str, size: int, check: bool) -> Measured:
-        key = f"put/{name}.bin"
-        args = [sys.executable, "-c", script, "put", self.server.endpoint, "us-east-1", BUCKET, key,
-                str(self._source(size)),
-                str(self.concurrency), str(self.part_size)]
+    def sdk_put(self, name: str, size: int, check: bool) -> Measured:
+        key = f"put/{name.replace(' ', '-')}.bin"
+        args = clients.sdk_transfer(name, "put", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+                                    key=key, path=str(self._source(size)), concurrency=self.concurrency,
+                                    part_size=self.part_size)
         return self._check_upload(measure(args, env=self.env), key, size, check)
 
     def _source(self, size: int) -> Path:

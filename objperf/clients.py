@@ -56,6 +56,64 @@ done.finished_future.result()
 """
 
 
+# -- every peer's command line (and the URL config curl reads on stdin) ----------------------------------
+
+
+def s5cmd_cp(src: str, dst: str, *, endpoint: str, concurrency: int, part_size: int) -> list[str]:
+    return [tool("s5cmd"), *(["--endpoint-url", endpoint] if endpoint else []), "cp", "-c", str(concurrency),
+            "-p", str(max(5, part_size >> 20)), src, dst]
+
+
+def aws_cli_cp(src: str, dst: str, *, endpoint: str, region: str) -> list[str]:
+    return [tool("aws"), "s3", "cp", src, dst, "--region", region, "--only-show-errors",
+            *(["--endpoint-url", endpoint] if endpoint else [])]
+
+
+SDK_SCRIPTS = {"boto3": BOTO3_SCRIPT, "aws crt": CRT_SCRIPT}
+
+
+def sdk_transfer(name: str, operation: str, *, endpoint: str, region: str, bucket: str, key: str, path: str,
+                 concurrency: int, part_size: int) -> list[str]:
+    """boto3's or the AWS CRT's transfer of one object; ``operation`` is ``get`` or ``put``."""
+    return [sys.executable, "-c", SDK_SCRIPTS[name], operation, endpoint, region, bucket, key, path,
+            str(concurrency), str(part_size)]
+
+
+def curl_one(url: str, *, download_to: str | None = None, upload_from: str | None = None,
+             write_out: str = "") -> tuple[list[str], str]:
+    """curl making one request; the URL goes in on stdin (``-K -``), so a presigned URL never shows in a
+    process list.  (arguments, stdin)"""
+    transfer = ["-T", upload_from] if upload_from else ["-o", download_to or "/dev/null"]
+    return ["curl", "-sS", "--fail", "-K", "-", *transfer, *(["-w", write_out] if write_out else [])], \
+        f'url = "{url}"\n'
+
+
+def curl_ranged(url: str, size: int, *, range_size: int, concurrency: int) -> tuple[list[str], str]:
+    """curl making objperf's own ranged GETs of an object, ``concurrency`` at a time over reused connections
+    (curl --parallel), into /dev/null, each printing its size.  (arguments, stdin)"""
+    config = "next\n".join(f'url = "{url}"\nrange = "{start}-{min(start + range_size, size) - 1}"\n'
+                            f'output = "/dev/null"\nwrite-out = "%{{size_download}}\\n"\n'
+                            for start in range(0, size, range_size))
+    return ["curl", "-sS", "--fail", "--parallel", "--parallel-max", str(concurrency), "-K", "-"], config
+
+
+def objperf_fetch(url: str, *, endpoint: str, concurrency: int, range_size: int, sink: str,
+                  extra: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", "objperf.fetch", url, *(["--endpoint", endpoint] if endpoint else []),
+            "--addressing", "path", "-c", str(concurrency), "--range-size", str(range_size), "--sink", sink,
+            "--json", *extra]
+
+
+def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, part_size: int,
+                extra: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", "objperf.put", url, *(["--endpoint", endpoint] if endpoint else []),
+            "--addressing", "path", "-c", str(concurrency), "--part-size", str(part_size), "--object-size",
+            str(object_size), "--requests", "1", "--json", *extra]
+
+
+# -- measuring any of them from outside ----------------------------------------------------------------
+
+
 @dataclass
 class Measured:
     wall_s: float

@@ -157,27 +157,24 @@ class Comparison:
         s3_url = f"s3://{target.bucket}/{key}"
         local = str(self.source) if operation == "upload" else str(dest)
         src, dst = (local, s3_url) if operation == "upload" else (s3_url, local)
-        endpoint_args = ["--endpoint", endpoint] if endpoint else []
-        part_mib = str(max(5, self.part_size >> 20))
         if name == "objperf":
-            common = [*endpoint_args, "--region", target.region, "--addressing", "path", "-c", str(self.concurrency),
-                      "--json"]
+            common = ("--region", target.region)
             if operation == "download":
-                return [sys.executable, "-m", "objperf.fetch", s3_url, "--range-size", str(self.part_size),
-                        "--sink", "file", "--sink-dir", str(self.workdir / "objperf"), *common], None
-            return [sys.executable, "-m", "objperf.put", f"s3://{target.bucket}/{key}-", "--object-size",
-                    str(self.size), "--part-size", str(self.part_size), "--requests", "1", *common], None
+                return clients.objperf_fetch(s3_url, endpoint=endpoint, concurrency=self.concurrency,
+                                             range_size=self.part_size, sink="file",
+                                             extra=("--sink-dir", str(self.workdir / "objperf"), *common)), None
+            return clients.objperf_put(f"{s3_url}-", endpoint=endpoint, concurrency=self.concurrency,
+                                       object_size=self.size, part_size=self.part_size, extra=common), None
         if name == "s5cmd":
-            return [clients.tool("s5cmd"), *(["--endpoint-url", endpoint] if endpoint else []), "cp", "-c",
-                    str(self.concurrency), "-p", part_mib, src, dst], None
+            return clients.s5cmd_cp(src, dst, endpoint=endpoint, concurrency=self.concurrency,
+                                    part_size=self.part_size), None
         if name == "aws cli":
-            return [clients.tool("aws"), "s3", "cp", src, dst, "--region", target.region, "--only-show-errors",
-                    *(["--endpoint-url", endpoint] if endpoint else [])], None
-        if name in ("boto3", "aws crt"):
-            script = clients.BOTO3_SCRIPT if name == "boto3" else clients.CRT_SCRIPT
-            return [sys.executable, "-c", script, "get" if operation == "download" else "put", endpoint,
-                    target.region, target.bucket, key, local, str(self.concurrency), str(self.part_size)], None
-        # curl: one stream, a presigned URL handed over on stdin so it never shows in a process list
+            return clients.aws_cli_cp(src, dst, endpoint=endpoint, region=target.region), None
+        if name in clients.SDK_SCRIPTS:
+            return clients.sdk_transfer(name, "get" if operation == "download" else "put", endpoint=endpoint,
+                                        region=target.region, bucket=target.bucket, key=key, path=local,
+                                        concurrency=self.concurrency, part_size=self.part_size), None
+        # curl: one stream
         client = self._clients[target.name]
         if name in self.endpoint_for:
             from objperf.s3client import S3Client
@@ -185,8 +182,9 @@ class Comparison:
             client = S3Client(dataclasses.replace(target.settings(), endpoint=endpoint))
         method = "get_object" if operation == "download" else "put_object"
         url = client.presign(target.bucket, key, method=method, expires=3600)
-        transfer = ["-o", local] if operation == "download" else ["-T", local]
-        return ["curl", "-sS", "--fail", "-K", "-", *transfer], f'url = "{url}"\n'
+        if operation == "download":
+            return clients.curl_one(url, download_to=local)
+        return clients.curl_one(url, upload_from=local)
 
     def _remote_sha256(self, client, bucket: str, key: str) -> str:
         digest = hashlib.sha256()
