@@ -40,4 +40,4 @@ def demo(session: nox.Session) -> None:
 def notebooks(session: nox.Session) -> None:
     """Execute every notebook headless; each figure lands in notebooks/figures/ as PNG."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "objperf.notebook_figures", "notebooks/figures")
+    session.run("python", "-m", "objperf.plots.notebooks", "notebooks/figures")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from objperf.errors import ObjperfError, UsageError
+from objperf.errors import ObjperfError
 from objperf.sizes import parse_duration, parse_size
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
@@ -47,7 +47,7 @@ def duration_arg(text: str) -> float:
 
 
 def url_lifetime_arg(text: str) -> int:
-    from objperf.s3client import check_url_lifetime
+    from objperf.s3.client import check_url_lifetime
 
     seconds = duration_arg(text)
     try:
@@ -158,7 +158,7 @@ class ProgressLine:
 @contextlib.contextmanager
 def embedded_server(say: Callable[[str], None], *, ipv6: bool = False) -> Iterator:
     """A local SeaweedFS for runs given no URL; stopped however the run ends."""
-    from objperf.seaweed import LocalSeaweed
+    from objperf.servers.seaweed import LocalSeaweed
 
     t0 = time.monotonic()
     server = LocalSeaweed(ipv6=ipv6)
@@ -179,7 +179,7 @@ def new_parser(prog: str, doc: str, examples: str) -> OneLineParser:
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:
-    from objperf.s3client import URL_LIFETIME_S
+    from objperf.s3.client import URL_LIFETIME_S
 
     t = p.add_argument_group("target")
     t.add_argument("--endpoint", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
@@ -240,46 +240,23 @@ def split_list(text: str | None) -> list[str]:
 
 
 def s3_settings(args):
-    from objperf.s3client import S3Settings
+    from objperf.s3.client import S3Settings
 
     return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,
                       addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl)
 
 
 def ca_bundle(args) -> str | None:
-    """The CA bundle botocore would pick: ``--ca-bundle``, else ``AWS_CA_BUNDLE``, else the profile's
-    ``ca_bundle``.  Checked here, so a bad path is one line, not a TLS failure later."""
-    if args.ca_bundle:
-        path, origin = args.ca_bundle, "--ca-bundle"
-    elif os.environ.get("AWS_CA_BUNDLE"):
-        path, origin = os.environ["AWS_CA_BUNDLE"], "AWS_CA_BUNDLE"
-    else:
-        path, origin = profile_setting(args.profile, "ca_bundle"), "the profile's ca_bundle"
-    if not path:
-        return None
-    path = os.path.expanduser(path)
-    if not os.path.isfile(path) or not os.access(path, os.R_OK):
-        raise UsageError(f"{origin} {path}: no readable file there")
-    return os.path.abspath(path)
+    """The CA bundle to trust (``objperf.s3.settings.checked_ca_bundle``: --ca-bundle, AWS_CA_BUNDLE, the
+    profile's), checked now."""
+    from objperf.s3.settings import checked_ca_bundle
 
-
-def profile_setting(profile: str | None, name: str) -> str | None:
-    """One setting of a profile in the AWS config file (``AWS_CONFIG_FILE``, else ~/.aws/config)."""
-    import configparser
-
-    config = configparser.RawConfigParser()
-    try:
-        config.read(os.path.expanduser(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")))
-    except configparser.Error:
-        return None  # botocore reports a broken config file when it reads it
-    profile = profile or os.environ.get("AWS_PROFILE") or "default"
-    section = profile if profile == "default" else f"profile {profile}"
-    return config.get(section, name, fallback=None) or None
+    return checked_ca_bundle(args.ca_bundle, args.profile)
 
 
 def report(prog: str, result, args, say: Callable[[str], None]) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
-    from objperf.summary import format_summary
+    from objperf.analysis.summary import format_summary
 
     if args.json:
         print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
@@ -287,7 +264,7 @@ def report(prog: str, result, args, say: Callable[[str], None]) -> int:
         print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
     if result.dataset:
         if args.figures:
-            from objperf.figures import draw_run_figures
+            from objperf.plots.figures import draw_run_figures
 
             for path in draw_run_figures(result.rows, result.dataset):
                 say(f"figure {path}")

@@ -102,6 +102,29 @@ def classify(message: str, *, code: int = 0, status: int | None = None, s3_error
     return TargetError(message, **kw)
 
 
+def unreachable(endpoint: str, what: str, code: int, detail: str) -> Unreachable:
+    """The error for no answer to a control-plane call, by libcurl's code (botocore's failures are given
+    the same codes)."""
+    if code == CURLE_OPERATION_TIMEDOUT:
+        message = f"endpoint {endpoint} did not answer {what} in time"
+    elif code == CURLE_PEER_FAILED_VERIFICATION:
+        detail = detail.removeprefix("SSL certificate problem: ")
+        message = f"endpoint {endpoint}: {UNTRUSTED}{': ' + detail if detail else ''}; {TLS_HINT}"
+    else:
+        message = f"cannot reach endpoint {endpoint} ({detail})"
+    return Unreachable(message, code=code)
+
+
+def refused(endpoint: str, what: str, s3_error: str, status: int | None) -> ObjperfError:
+    """The error for an S3 answer that is not a success, one line, credentials or not."""
+    kind = type(classify("", status=status, s3_error=s3_error))
+    if kind is CredentialsError:
+        message = f"{what}: access denied ({s3_error or status}); check the credentials or profile"
+    else:
+        message = f"{what}: {s3_error or status} from {endpoint}"
+    return kind(message, status=status, s3_error=s3_error)
+
+
 def describe_os_error(exc: OSError) -> str:
     """A few words for a failed file operation: "disk full" rather than "[Errno 28] …"."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def read_workload(args):
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
 
     workload = ReadWorkload(
         concurrency=args.concurrency, threads=args.threads, range_size=args.range_size, random_ranges=args.random,
@@ -111,8 +111,8 @@ def _fetch(args) -> int:
 
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
     """Create the bucket(s) and objects a run on the embedded server reads; the URL to read."""
-    from objperf.payload import payload_parts
-    from objperf.s3client import S3Client
+    from objperf.plan.payload import payload_parts
+    from objperf.s3.client import S3Client
     from objperf.sizes import format_size
 
     client = S3Client(server.settings())
@@ -128,8 +128,8 @@ def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str],
 
 
 def _run(args, workload, url, settings, keys, buckets) -> int:
-    from objperf.run import run_read
-    from objperf.target import resolve_read_target
+    from objperf.run.reads import run_read
+    from objperf.s3.target import resolve_read_target
 
     target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=args.url_lifetime)
     progress = ProgressLine(total_s=workload.duration)

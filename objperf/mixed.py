@@ -66,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _mixed(args) -> int:
-    from objperf.run import run_mixed
-    from objperf.target import resolve_read_target, split_s3_url
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.writes import run_mixed
+    from objperf.s3.target import resolve_read_target, split_s3_url
 
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
                          sink=args.sink, duration=args.duration, **connection_kwargs(args))

@@ -68,7 +68,7 @@ _say = sayer(PROG)
 
 
 def write_workload(args, buckets: list[str], prefix: str):
-    from objperf.write import WriteWorkload
+    from objperf.plan.writes import WriteWorkload
 
     workload = WriteWorkload(
         object_size=args.object_size, part_size=args.part_size, concurrency=args.write_concurrency,
@@ -80,7 +80,7 @@ def write_workload(args, buckets: list[str], prefix: str):
 
 
 def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[str], str]:
-    from objperf.target import split_s3_url
+    from objperf.s3.target import split_s3_url
 
     bucket, prefix = split_s3_url(url) if url else (EMBEDDED_BUCKET, "")
     return split_list(buckets_flag) or [bucket], prefix
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _put(args) -> int:
-    from objperf.run import run_write
+    from objperf.run.writes import run_write
 
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)

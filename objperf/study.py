@@ -39,7 +39,7 @@ EXAMPLES = """examples:
 
 
 def build_parser():
-    from objperf.studies import STUDIES
+    from objperf.studies.catalog import STUDIES
 
     p = new_parser(PROG, __doc__, EXAMPLES)
     p.add_argument("name", choices=sorted(STUDIES), metavar="NAME", help="the study: " + ", ".join(STUDIES))
@@ -74,12 +74,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _study(args) -> int:
     if args.url:
-        from objperf.target import split_s3_url
+        from objperf.s3.target import split_s3_url
 
         bucket, prefix = split_s3_url(args.url)
         return run_named(args, s3_settings(args), bucket, prefix)
     with embedded_server(_say, ipv6=True) as server:
-        from objperf.s3client import S3Client
+        from objperf.s3.client import S3Client
 
         client = S3Client(server.settings())
         buckets = split_list(args.buckets) or ["objperf", "objperf-b2"]
@@ -95,8 +95,8 @@ def _study(args) -> int:
 
 
 def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
-    from objperf.studies import STUDIES, StudyContext
-    from objperf.sweep import load_steps, run_sweep
+    from objperf.studies.catalog import STUDIES, StudyContext
+    from objperf.studies.sweep import load_steps, run_sweep
 
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")

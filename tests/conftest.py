@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from objperf.payload import payload, payload_parts
-from objperf.s3client import S3Client
-from objperf.seaweed import LocalSeaweed
+from objperf.plan.payload import payload, payload_parts
+from objperf.s3.client import S3Client
+from objperf.servers.seaweed import LocalSeaweed
 
 BUCKET = "objperf-tests"
 RANGE = 1 << 20

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from conftest import RANGE
-from objperf.analysis import error_counts, throughput_timeline, ttfb_percentiles
-from objperf.run import run_read
-from objperf.summary import percentiles
-from objperf.target import resolve_read_target
-from objperf.workload import ReadWorkload
+from objperf.analysis.stats import error_counts, throughput_timeline, ttfb_percentiles
+from objperf.analysis.summary import percentiles
+from objperf.plan.reads import ReadWorkload
+from objperf.run.reads import run_read
+from objperf.s3.target import resolve_read_target
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +48,8 @@ def test_concurrency_curve_matches_per_step_steady_throughput():
     from pathlib import Path
 
     from objperf import load
-    from objperf.analysis import concurrency_curve, steady_gbps
-    from objperf.sweep import load_steps
+    from objperf.analysis.stats import concurrency_curve, steady_gbps
+    from objperf.studies.sweep import load_steps
 
     sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "read-concurrency"
     rows = load(sample)
@@ -73,9 +73,9 @@ def test_summary_percentiles_are_numpys(rows):
 def test_a_cut_request_is_a_failure_only_once_an_error_status_arrived():
     import pandas as pd
 
-    from objperf.analysis import cut_rows
+    from objperf.analysis.stats import cut_rows
+    from objperf.analysis.summary import summarize
     from objperf.schema import CUT_CURL_CODE
-    from objperf.summary import summarize
 
     # Cut before any answer, cut mid-body of a 206, cut mid-body of a 503; then a finished 206.
     cols = {"status": np.array([0, 206, 503, 206], np.int16),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from objperf.compare import CLIENTS, Target, available, load_client_runs, run_compare
+from objperf.peers.comparison import CLIENTS, Target, available, load_client_runs, run_compare
 
 MIB = 1 << 20
 
@@ -43,7 +43,7 @@ def test_every_client_trusts_the_targets_ca_bundle_over_tls(store):
 
 
 def test_table_has_a_row_per_client_operation_and_run_and_right_means(store):
-    from objperf.analysis import client_means, timing_table
+    from objperf.analysis.stats import client_means, timing_table
 
     runs = run_compare([target(store, "a"), target(store, "b")], ["objperf", "curl"], size=2 * MIB, repeat=2,
                        out=None, say=print)

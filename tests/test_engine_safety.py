@@ -188,9 +188,9 @@ def test_a_request_libcurl_will_not_start_leaves_a_row_and_fails_the_run(store):
 
 def test_the_drive_loop_raises_an_engine_fault_and_marks_the_dataset_failed(store, tmp_path):
     from objperf import load
-    from objperf.run import run_read
-    from objperf.target import ObjectRef, ResolvedTarget
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.reads import run_read
+    from objperf.s3.target import ObjectRef, ResolvedTarget
 
     huge = "http://127.0.0.1:9/" + "a" * CURL_MAX_INPUT_LENGTH
     target = ResolvedTarget("http", [ObjectRef("", "x", 1000)], "http://127.0.0.1:9", store.server.settings(), [huge])
@@ -229,10 +229,10 @@ def test_an_engine_owns_its_resources_from_construction_to_close(store):
 
 def test_an_exception_in_a_drain_stops_the_engine_and_marks_the_dataset_failed(store, tmp_path, monkeypatch):
     from objperf import load
-    from objperf.recorder import Recorder
-    from objperf.run import run_read
-    from objperf.target import resolve_read_target
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.reads import run_read
+    from objperf.run.recorder import Recorder
+    from objperf.s3.target import resolve_read_target
 
     calls = {"n": 0}
     add = Recorder.add

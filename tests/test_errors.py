@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from conftest import RANGE
-from objperf.run import run_read
-from objperf.s3client import S3Client, S3Settings
-from objperf.seaweed import LocalSeaweed
-from objperf.target import ObjectRef, ResolvedTarget
-from objperf.workload import ReadWorkload
+from objperf.plan.reads import ReadWorkload
+from objperf.run.reads import run_read
+from objperf.s3.client import S3Client, S3Settings
+from objperf.s3.target import ObjectRef, ResolvedTarget
+from objperf.servers.seaweed import LocalSeaweed
 
 ENGINES = ["curl", "requests"]
 
@@ -72,7 +72,7 @@ def test_local_seaweed_retries_on_fresh_ports_when_one_was_taken(monkeypatch, tm
     """A port found free can be taken before SeaweedFS binds it; start() tries again on new ones."""
     import socket
 
-    import objperf.seaweed as seaweed
+    import objperf.servers.seaweed as seaweed
 
     squatter = socket.socket()
     squatter.bind(("127.0.0.1", 0))

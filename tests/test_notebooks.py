@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from objperf.notebook_figures import is_blank, render
+from objperf.plots.notebooks import is_blank, render
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 

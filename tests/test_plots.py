@@ -8,8 +8,8 @@ import pytest
 matplotlib.use("Agg")
 
 from objperf import load, plots  # noqa: E402
-from objperf.published import load_published  # noqa: E402
-from objperf.sweep import load_steps  # noqa: E402
+from objperf.analysis.published import load_published  # noqa: E402
+from objperf.studies.sweep import load_steps  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 UNITS = ("(Gbps)", "(ms)", "(s)", "(%)", "requests", "share", "size", "concurrency", "threads", "family",
@@ -23,7 +23,7 @@ def steps(name):
 FIGURES = {
     "throughput over time": lambda: plots.throughput_over_time(load(SAMPLE / "sustained")),
     "ttfb distribution": lambda: plots.ttfb_distribution(load(SAMPLE / "read-concurrency"), hue="concurrency"),
-    "concurrency curve": lambda: plots.concurrency_curve(steps("read-concurrency")),
+    "concurrency curve": lambda: plots.throughput_against_concurrency(steps("read-concurrency")),
     "part size curves": lambda: plots.part_size_curves(steps("write-part-size")),
     "ip family bars": lambda: plots.grouped_bars(steps("ip-family"), x="family"),
     "key fanout bars": lambda: plots.grouped_bars(steps("key-fanout"), x="keys", y="gbps", hue="direction"),
@@ -48,7 +48,7 @@ def test_figures_land_on_a_given_axes():
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2)
-    assert plots.concurrency_curve(steps("client-cpu"), x="threads", ax=left) is left
+    assert plots.throughput_against_concurrency(steps("client-cpu"), x="threads", ax=left) is left
     assert plots.hot_object_errors(steps("hot-object"), ax=right) is right
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from objperf.published import TABLES, load_published, r2_figure
+from objperf.analysis.published import TABLES, load_published, r2_figure
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 ARTICLES = {"r2_benchmark": "000_096cf5b1d177a900.txt", "s3_vs_r2_runs": "002_24529038e94bce61.txt",

@@ -12,12 +12,12 @@ import pytest
 
 from conftest import RANGE, TRICKLE_SIZE, Trickle
 from objperf._engine.core import page_array
-from objperf.run import run_read
-from objperf.s3client import S3Settings
+from objperf.analysis.summary import format_summary
+from objperf.plan.reads import ReadWorkload
+from objperf.run.reads import run_read
+from objperf.s3.client import S3Settings
+from objperf.s3.target import resolve_read_target
 from objperf.schema import CUT_CURL_CODE
-from objperf.summary import format_summary
-from objperf.target import resolve_read_target
-from objperf.workload import ReadWorkload
 
 ENGINES = ["curl", "requests"]
 

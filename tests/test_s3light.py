@@ -15,9 +15,10 @@ import pytest
 from botocore.config import Config
 
 from conftest import run_cli
-from objperf import load, sigv4
-from objperf.s3client import S3Client, S3Settings
-from objperf.s3light import LightS3
+from objperf import load
+from objperf.s3 import sigv4
+from objperf.s3.client import S3Client, S3Settings
+from objperf.s3.light import LightS3
 
 KEYS = ["k", "a b/c+d~e", "dir/ünï cödé.bin", "x?y#z&w=v", "%41", "dir//double/"]
 ENDPOINTS = ["http://127.0.0.1:9000", "http://[::1]:9000", "https://acct.r2.cloudflarestorage.com",
@@ -99,7 +100,7 @@ def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
     size = light.object_size(store.bucket, "data/odd.bin")
     assert size == store.objects["data/odd.bin"]
     assert light.presign(store.bucket, "data/odd.bin").startswith(f"{store.server.endpoint}/{store.bucket}/data/")
-    assert "_client" not in vars(light), "the common case built a botocore client"
+    assert not light.uses_botocore, "the common case built a botocore client"
 
     # The same reads as a named profile: botocore finds the keys and signs.
     credentials = tmp_path / "credentials"
@@ -110,7 +111,7 @@ def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     profiled = S3Client(S3Settings(endpoint=store.server.endpoint, addressing="path", profile="objperf-test"))
-    assert "_client" in vars(profiled)
+    assert profiled.uses_botocore
     assert profiled.object_size(store.bucket, "data/odd.bin") == size
     assert not profiled.bucket_exists("no-such-bucket-here") and not light.bucket_exists("no-such-bucket-here")
 

@@ -37,7 +37,7 @@ def test_format_size():
 def test_payload_parts_join_up_into_the_payload():
     import numpy as np
 
-    from objperf.payload import payload, payload_parts
+    from objperf.plan.payload import payload, payload_parts
 
     parts = list(payload_parts(10_000_003, seed=7, part_size=1 << 20))
     assert len(parts) == 10 and len(parts[-1]) == 10_000_003 - 9 * (1 << 20)

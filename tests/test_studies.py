@@ -7,7 +7,7 @@ import pytest
 from conftest import run_cli
 from objperf import load
 from objperf.dataset import load_samples
-from objperf.sweep import load_steps
+from objperf.studies.sweep import load_steps
 
 GRIDS = {
     "read-concurrency": ("concurrency", [1, 4, 16]),

@@ -11,10 +11,10 @@ import pytest
 from test_write import no_open_uploads
 
 from conftest import RANGE, run_cli
-from objperf.run import run_read
-from objperf.s3client import S3Client
-from objperf.target import resolve_read_target
-from objperf.workload import ReadWorkload
+from objperf.plan.reads import ReadWorkload
+from objperf.run.reads import run_read
+from objperf.s3.client import S3Client
+from objperf.s3.target import resolve_read_target
 
 KEY = "data/odd.bin"
 

@@ -13,9 +13,9 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.run import run_mixed, run_write
+from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
+from objperf.run.writes import run_mixed, run_write
 from objperf.schema import CUT_CURL_CODE
-from objperf.write import WriteWorkload, expected_bytes, make_payload
 
 MIB = 1 << 20
 
@@ -59,9 +59,9 @@ def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
 def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
     """Bodies repeat the payload from its start; a period that splits parts mid-way must still
     send exactly the bytes a reader expects (the engine wraps inside libcurl's read callback)."""
-    import objperf.write
+    import objperf.plan.writes
 
-    monkeypatch.setattr(objperf.write, "PAYLOAD_PERIOD", 3 * MIB + 7)
+    monkeypatch.setattr(objperf.plan.writes, "PAYLOAD_PERIOD", 3 * MIB + 7)
     size = 11 * MIB + 5
     result = write(store, object_size=size, part_size=5 * MIB, requests=1, verify=True)
     assert result.summary["verified"].startswith("ok: 1 objects")
@@ -75,7 +75,7 @@ def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
 
 
 def test_part_url_signers_agree_and_the_server_checks_them(store):
-    """UploadPart URLs come from objperf.sigv4, either alone (the light path) or re-signing
+    """UploadPart URLs come from objperf.s3.sigv4, either alone (the light path) or re-signing
     botocore's first URL: both must carry botocore's parameters and a signature the server
     accepts, and a wrong secret must be refused."""
     import dataclasses
@@ -83,7 +83,7 @@ def test_part_url_signers_agree_and_the_server_checks_them(store):
 
     import requests
 
-    from objperf.s3client import S3Client
+    from objperf.s3.client import S3Client
 
     key = "signer/part-test"
     settings = store.server.settings()
@@ -112,7 +112,7 @@ def test_part_url_signers_agree_and_the_server_checks_them(store):
 
 
 def test_multipart_calls_answer_alike_with_and_without_botocore(store):
-    from objperf.s3client import S3Client
+    from objperf.s3.client import S3Client
 
     key = "signer/calls"
     seen = []
@@ -229,8 +229,8 @@ def test_duration_cuts_the_parts_in_flight(store, tmp_path):
 
 
 def test_mixed_run_has_both_directions(store, tmp_path):
-    from objperf.target import resolve_read_target
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
+    from objperf.s3.target import resolve_read_target
 
     target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings())
     reads = ReadWorkload(concurrency=2, threads=1, range_size=MIB, duration=2.0)
@@ -247,8 +247,8 @@ def test_mixed_run_has_both_directions(store, tmp_path):
 
 
 def test_a_mixed_run_outlasts_its_presigned_urls(store):
-    from objperf.target import resolve_read_target
-    from objperf.workload import ReadWorkload
+    from objperf.plan.reads import ReadWorkload
+    from objperf.s3.target import resolve_read_target
 
     target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings(), url_lifetime=3)
     reads = ReadWorkload(concurrency=2, threads=1, range_size=MIB, duration=5.0, sink="discard")
@@ -283,7 +283,7 @@ def test_put_to_a_missing_bucket(store):
 def test_ctrl_c_before_an_upload_id_arrives_still_leaves_nothing_open(store, monkeypatch):
     """Ctrl-C after the store opened an upload but before its answer was read: the id was never
     learnt, so the run finds the upload by its key and aborts it."""
-    from objperf.s3client import S3Client
+    from objperf.s3.client import S3Client
 
     sent = S3Client.attempt
 
@@ -323,7 +323,7 @@ def test_interrupted_put_aborts_its_uploads(store, tmp_path):
 
 def test_a_url_lifetime_outside_sigv4s_range_is_refused_before_anything_is_sent(store):
     from objperf.errors import UsageError
-    from objperf.target import resolve_read_target
+    from objperf.s3.target import resolve_read_target
 
     with pytest.raises(UsageError, match="URL lifetime must be between 3s and 7 days"):
         write(store, object_size=3000, requests=1, url_lifetime=8 * 24 * 3600)

@@ -6,6 +6,7 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
     cdef Shared *sh = s.ts.shared
     cdef size_t total = size * nmemb
     cdef int64_t room
+    cdef ssize_t written
     cdef long code = 0
     if not s.status_known:
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
@@ -27,10 +28,12 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
                 room = total
             op_copy(s.buf + s.got, data, room)
     elif sh.sink == SINK_FILE:
-        if pwrite(sh.fds[s.key_index], data, total, s.offset + s.got) != <ssize_t>total:
+        written = pwrite(sh.fds[s.key_index], data, total, s.offset + s.got)
+        if written != <ssize_t>total:
             # A sink that cannot be written (a full disk) ends the run: every further request would fail.
+            # A short write sets no errno: a regular file is short of room.
             if op_atomic_cas_int(&sh.fault_kind, FAULT_NONE, FAULT_SINK):
-                sh.fault_code = errno
+                sh.fault_code = errno if written < 0 else ENOSPC
             op_atomic_store_int(&sh.stop, STOP_ABORT)
             return 0
     if sh.verify:

@@ -20,7 +20,7 @@ clean up the easy handles, then the multi handles (``Engine.close``).
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free
-from libc.errno cimport EINVAL, errno
+from libc.errno cimport EINVAL, ENOSPC, errno
 from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
 from posix.unistd cimport pwrite
 
@@ -35,6 +35,7 @@ import numpy as np
 from objperf._engine.curl cimport *
 from objperf.errors import EngineError, RunFailed, describe_os_error
 from objperf.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
+from objperf.plan.reads import range_count
 
 cnp.import_array()
 curl_global_init(CURL_GLOBAL_DEFAULT)
@@ -89,7 +90,7 @@ cdef class Engine:
     ``running``, ``stop()`` to end early, ``join()``, ``close()`` (or use it as a context manager).
 
     The caller checks resource policy (open files, memory) before it builds an engine: see
-    ``objperf.limits``."""
+    ``objperf.plan.limits``."""
 
     cdef Shared shared
     cdef ThreadState *threads
@@ -174,7 +175,7 @@ cdef class Engine:
             self._current_urls.append(url)
             sh.urls[k] = url
             sh.sizes[k] = sizes[k]
-            sh.nranges[k] = max(1, (sizes[k] + range_size - 1) // range_size)
+            sh.nranges[k] = range_count(sizes[k], range_size)
             sh.fds[k] = fds[k] if fds is not None else -1
 
         for entry in connect_to:

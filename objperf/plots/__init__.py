@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from objperf.analysis import first_byte_rows, throughput_timeline
+from objperf.analysis.stats import drift_line, first_byte_rows, throughput_timeline
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
@@ -55,7 +55,7 @@ def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, titl
     return ax
 
 
-def concurrency_curve(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y: str = "steady_gbps",
+def throughput_against_concurrency(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y: str = "steady_gbps",
                       hue: str | None = None, title: str | None = None, log_x: bool = True):
     """Throughput against concurrency from a study's steps (one line per ``hue``, e.g. part size)."""
     ax = _axes(ax)
@@ -72,7 +72,7 @@ def concurrency_curve(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y
 
 def part_size_curves(steps: pd.DataFrame, *, ax=None, title: str | None = None):
     """Write throughput against concurrency, one line per part size."""
-    return concurrency_curve(steps, ax=ax, hue="part_size", y="write_gbps",
+    return throughput_against_concurrency(steps, ax=ax, hue="part_size", y="write_gbps",
                              title=title or "Write throughput by part size")
 
 
@@ -128,13 +128,9 @@ def hot_object_errors(steps: pd.DataFrame, *, ax=None, threshold: float | None =
 
 def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: str | None = None):
     """Throughput per second over a long run, with its linear trend (the drift)."""
-    import numpy as np
-
     ax = throughput_over_time(df, ax=ax, bin_s=bin_s, title=title or "Sustained reads")
-    timeline = throughput_timeline(df, bin_s=bin_s)
-    if len(timeline) > 3:
-        inner = timeline.iloc[1:-1]
-        slope, intercept = np.polyfit(inner["t_s"], inner["gbps"], 1)
+    inner, slope, intercept = drift_line(df, bin_s=bin_s)
+    if len(inner) > 1 and slope == slope:  # not NaN
         ax.plot(inner["t_s"], slope * inner["t_s"] + intercept, "--", color="C3",
                 label=f"drift {slope * 60:+.2f} Gbps/min")
         ax.legend()

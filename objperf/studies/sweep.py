@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, load, load_samples, read_manifest
-from objperf.metadata import system_info, utc_now
-from objperf.recorder import RunResult
+from objperf.run.metadata import system_info, utc_now
+from objperf.run.recorder import RunResult
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Step:
 
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:
     """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
-    from objperf.analysis import cut_rows, failed_rows, first_byte_rows, steady_gbps
+    from objperf.analysis.stats import cut_rows, failed_rows, first_byte_rows, steady_gbps
 
     data = rows[rows["slot"] >= 0]
     gets = data[first_byte_rows(data) & (data["op"] == "GET")]

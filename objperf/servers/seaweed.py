@@ -17,7 +17,7 @@ from pathlib import Path
 import requests
 
 from objperf.errors import ObjperfError, ServerError
-from objperf.s3client import S3Client, S3Settings
+from objperf.s3.client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes

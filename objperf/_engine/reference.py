@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import random
-import re
 import threading
 import time
 import zlib
@@ -20,9 +19,10 @@ import numpy as np
 import requests
 import urllib3
 
+from objperf.plan.reads import range_count
+from objperf.s3.xml import element_text
 from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 
-_CODE = re.compile(rb"<Code>([^<]{1,%d})</Code>" % S3_ERROR_BYTES)
 _CHUNK = 1 << 20
 CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
 
@@ -33,7 +33,7 @@ class _Plan:
     def __init__(self, sizes, range_size, random_ranges, max_requests, max_bytes, seed):
         self.sizes = list(sizes)
         self.range_size = range_size
-        self.nranges = [max(1, -(-s // range_size)) for s in self.sizes]
+        self.nranges = [range_count(s, range_size) for s in self.sizes]
         self.random_ranges = random_ranges
         self.max_requests = max_requests
         self.max_bytes = max_bytes
@@ -80,7 +80,7 @@ class RequestsEngine:
         self.timeout = (connect_timeout, timeout)
         self.tls_verify = (ca_file or True) if verify_tls else False
         if not verify_tls:
-            from objperf.s3client import quiet_insecure_warnings
+            from objperf.s3.settings import quiet_insecure_warnings
 
             quiet_insecure_warnings()
         cap = min(range_size, max(max(sizes), 1))
@@ -180,8 +180,7 @@ class RequestsEngine:
             except (AttributeError, OSError):
                 pass
             if status >= 300:
-                match = _CODE.search(resp.raw.read(2048))
-                s3_error = match.group(1) if match else b""
+                s3_error = (element_text(resp.raw.read(64 << 10), "Code") or "").encode()[:S3_ERROR_BYTES]
             else:
                 got, crc, cut = self._sink_body(resp.raw, slot, key, offset, scratch)
                 if cut:

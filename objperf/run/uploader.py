@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from objperf.drive import drain_until_done
 from objperf.errors import ObjperfError
-from objperf.limits import ensure_open_files
-from objperf.recorder import Recorder
-from objperf.s3client import Attempt, S3Client
+from objperf.plan.limits import ensure_open_files
+from objperf.plan.reads import spread_entries
+from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key
+from objperf.run.drive import drain_until_done
+from objperf.run.recorder import Recorder
+from objperf.s3.client import Attempt, S3Client
 from objperf.schema import OP, OP_PUT, OP_UPLOAD_PART, S3_ERROR_BYTES, cut_requests, empty_columns, ok_requests
-from objperf.workload import spread_entries
-from objperf.write import WriteWorkload, expected_bytes, make_payload, object_key
 
 
 def control_row(op: str, key_index: int, outcome: Attempt, *, length: int = 0) -> dict[str, np.ndarray]:
@@ -60,7 +60,7 @@ class Upload:
 
 class Uploader:
     """Keeps an engine in queue mode fed with parts until the workload's budget or a stop: a part of the
-    drive loop (``objperf.drive.Part``)."""
+    drive loop (``objperf.run.drive.Part``)."""
 
     def __init__(self, client: S3Client, workload: WriteWorkload, recorder: Recorder):
         from objperf._engine.core import Engine

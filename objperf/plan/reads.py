@@ -16,6 +16,12 @@ _HOST, _PORT = r"(?:\[[0-9A-Za-z:.%]+\]|[^:\[\]]*)", r"(\d{0,5})"
 _CONNECT_TO = re.compile(rf"{_HOST}:{_PORT}:({_HOST}):{_PORT}")
 
 
+def range_count(size: int, range_size: int) -> int:
+    """How many ranged GETs read an object once (an empty object is still one GET).  The engine plans
+    the same in C (plan.pxi)."""
+    return max(1, -(-size // range_size))
+
+
 def check_connect_to(entries) -> None:
     """libcurl ignores a CONNECT_TO entry it cannot parse, and the run would measure the server that
     DNS gives instead of the one pinned: refuse it."""

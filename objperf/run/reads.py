@@ -1,7 +1,7 @@
-"""Runs of every kind — reads, writes, mixed, several reads at once — each
-target + workload → engines → rows (flushed to the dataset as they come) →
-summary, all through the one drive loop (``objperf.drive``).  Ctrl-C or SIGTERM
-ends a run early and keeps every finished row.
+"""Read runs — one target, or several at once — each target + workload →
+engines → rows (flushed to the dataset as they come) → summary, through the one
+drive loop (``objperf.run.drive``).  Ctrl-C or SIGTERM ends a run early and keeps
+every finished row.
 
 Rows stay NumPy columns until someone asks for a DataFrame, so a run without
 ``out`` never pays for pandas or pyarrow."""
@@ -11,17 +11,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from objperf.drive import ProgressFn, ReadPart, drive
 from objperf.errors import UsageError
-from objperf.limits import ensure_memory, ensure_open_files
-from objperf.recorder import Recorder, RunResult
-from objperf.s3client import S3Client, S3Settings
-from objperf.target import ResolvedTarget, UrlRenewal
-from objperf.uploader import Uploader
-from objperf.workload import ReadWorkload, spread_entries
-from objperf.write import WriteWorkload
+from objperf.plan.limits import ensure_memory, ensure_open_files
+from objperf.plan.reads import ReadWorkload, range_count, spread_entries
+from objperf.run.drive import ProgressFn, ReadPart, drive
+from objperf.run.recorder import Recorder, RunResult
+from objperf.s3.target import ResolvedTarget, UrlRenewal
 
-__all__ = ["RunResult", "make_engine", "run_mixed", "run_read", "run_reads_together", "run_write"]
+__all__ = ["RunResult", "make_engine", "run_read", "run_reads_together"]
 
 
 def check_read_resources(target: ResolvedTarget, workload: ReadWorkload) -> None:
@@ -43,7 +40,7 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
                   max_requests=workload.requests or -1, max_bytes=workload.bytes or -1,
                   timeout=workload.timeout, connect_timeout=workload.connect_timeout, seed=workload.seed)
     if workload.engine == "requests":
-        from objperf.refengine import RequestsEngine
+        from objperf._engine.reference import RequestsEngine
 
         return RequestsEngine(target.urls, sizes, **target.engine_tls(), **common)
     from objperf._engine.core import Engine
@@ -80,7 +77,7 @@ def close_all(fds: list[int]) -> None:
 
 def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:
     """With no duration, request or byte budget, a run reads every range of every object once."""
-    return sum(max(1, -(-o.size // workload.range_size)) for o in target.objects)
+    return sum(range_count(o.size, workload.range_size) for o in target.objects)
 
 
 def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path | None = None,
@@ -102,73 +99,6 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
         if keep_slot_buffers and workload.sink == "ram" else []
     return recorder.finish(status, slot_buffers=buffers)
-
-
-def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path | None = None,
-              on_progress: ProgressFn | None = None, create_buckets: bool = False) -> RunResult:
-    workload.validate()
-    client = S3Client(settings)
-    for bucket in workload.buckets:
-        if create_buckets:
-            client.create_bucket(bucket)
-        elif not client.bucket_exists(bucket):
-            raise UsageError(f"bucket {bucket!r} does not exist at {client.endpoint} (create it first)")
-    recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
-                                         "buckets": list(workload.buckets)},
-                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
-    uploader = Uploader(client, workload, recorder)
-    status = drive(recorder, [uploader], on_progress=on_progress)
-    return _finish_write(recorder, uploader, status)
-
-
-def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunResult:
-    recorder.stop_clock()
-    extra = uploader.summary()
-    if uploader.workload.verify and status == "complete":
-        extra["verified"] = uploader.verify()
-    elif uploader.workload.verify:
-        extra["verified"] = "not verified: the run was interrupted"
-    else:
-        extra["verified"] = "not verified (--verify reads every object back and compares)"
-    if uploader.workload.cleanup:
-        extra["cleaned_up"] = uploader.cleanup()
-    return recorder.finish(status, extra=extra)
-
-
-def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings: S3Settings,
-              write_workload: WriteWorkload, *, out: str | Path | None = None, on_progress: ProgressFn | None = None,
-              create_buckets: bool = False) -> RunResult:
-    """Reads and writes at the same time, each with its own engine and concurrency; rows of both
-    directions in one dataset, a summary per direction."""
-    read_workload.validate()
-    write_workload.validate()
-    if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
-        raise UsageError("a mixed run needs --duration (or a request or byte budget for the reads)")
-    # Each engine's check counts only its own sockets; a mixed run holds both's.
-    ensure_open_files(read_workload.concurrency + write_workload.concurrency,
-                      extra=8 * (read_workload.threads + write_workload.threads),
-                      what=f"reads and writes together ({read_workload.concurrency:,} + "
-                           f"{write_workload.concurrency:,} in flight)")
-    client = S3Client(settings)
-    for bucket in write_workload.buckets:
-        if create_buckets:
-            client.create_bucket(bucket)
-    recorder = Recorder("mixed", target={"read": read_target.describe(),
-                                         "write": {"kind": "s3", **settings.describe(),
-                                                   "buckets": list(write_workload.buckets)}},
-                        workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
-                        buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
-                        engine_threads=read_workload.threads + write_workload.threads)
-    reader = make_engine(read_target, read_workload, None)
-    try:
-        uploader = Uploader(client, write_workload, recorder)
-    except BaseException:
-        reader.close()
-        raise
-    reads = ReadPart(reader, recorder, duration=read_workload.duration or 0.0,
-                     renew_urls=UrlRenewal(read_target, [reader]))
-    status = drive(recorder, [uploader, reads], on_progress=on_progress)
-    return _finish_write(recorder, uploader, status)
 
 
 def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:

@@ -1,7 +1,7 @@
 """The one drive loop: every run — read, write, mixed, several reads at once, each
 study step — goes through ``drive``.  Only what feeds the engines differs, and
 that is a ``Part``: a read engine (``ReadPart``) or an upload control plane
-(``objperf.uploader.Uploader``).
+(``objperf.run.uploader.Uploader``).
 
 ``drive`` starts the parts, drains their rows into the recorder, renews URLs,
 reports progress and lets the deadline end the run.  Whatever ends it — the
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from objperf.errors import EngineError, ObjperfError
-from objperf.recorder import Recorder
+from objperf.run.recorder import Recorder
 
 STEP_S = 0.1
 PROGRESS_EVERY_S = 0.5

@@ -8,7 +8,7 @@ import pandas as pd
 
 from objperf.errors import UsageError
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "data" / "published"
+PUBLISHED = Path(__file__).resolve().parents[2] / "data" / "published"
 TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means")
 
 

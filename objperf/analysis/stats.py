@@ -164,7 +164,7 @@ def _grid_codes(column: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray],
 
 def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFrame:
     """Steady-state and whole-run Gbps and request counts per value of ``by``: what
-    ``plots.concurrency_curve`` draws, straight from a study's rows.  Two passes over chunks of rows
+    ``plots.throughput_against_concurrency`` draws, straight from a study's rows.  Two passes over chunks of rows
     with bincounts and ufunc.at (no sorting), so ten million rows take well under a second."""
     data = df if (df["slot"] >= 0).all() else df[df["slot"] >= 0]
     code_of, values = _grid_codes(data[by].to_numpy())
@@ -211,16 +211,26 @@ def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFr
     })
 
 
-def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
-    """Throughput per ``bin_s`` over a long run: slope (Gbps per minute), spread (p95 - p5 Gbps), mean,
-    and failed requests per minute."""
+def drift_line(df: pd.DataFrame, *, bin_s: float = 1.0) -> tuple[pd.DataFrame, float, float]:
+    """The throughput timeline without its partial first and last bins, and the least-squares line through
+    it: (timeline, slope in Gbps per second, intercept in Gbps); NaNs when fewer than two bins remain."""
     timeline = throughput_timeline(df, bin_s=bin_s)
     if len(timeline) > 2:
         timeline = timeline.iloc[1:-1]  # the first and last bins are partial
     if len(timeline) < 2:
+        return timeline, float("nan"), float("nan")
+    slope, intercept = np.polyfit(timeline["t_s"], timeline["gbps"], 1)
+    return timeline, float(slope), float(intercept)
+
+
+def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
+    """Throughput per ``bin_s`` over a long run: slope (Gbps per minute), spread (p95 - p5 Gbps), mean,
+    and failed requests per minute."""
+    timeline, slope_per_s, _ = drift_line(df, bin_s=bin_s)
+    if np.isnan(slope_per_s):
         return {"drift_gbps_per_min": float("nan"), "spread_gbps": float("nan"), "mean_gbps": float("nan"),
                 "errors_per_min": float("nan")}
-    slope = np.polyfit(timeline["t_s"], timeline["gbps"], 1)[0] * 60
+    slope = slope_per_s * 60
     span_min = max((df["t_start"].max() - df["t_start"].min()) / 60, 1e-9)
     return {
         "drift_gbps_per_min": float(slope),

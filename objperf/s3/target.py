@@ -23,7 +23,7 @@ from objperf.errors import (
     Unreachable,
     UsageError,
 )
-from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
+from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
 
 
 @dataclass(frozen=True)

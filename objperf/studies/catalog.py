@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from objperf.errors import UsageError
-from objperf.payload import payload_parts
-from objperf.run import run_mixed, run_read, run_reads_together, run_write
-from objperf.s3client import URL_LIFETIME_S, S3Client, S3Settings
-from objperf.sweep import Step
-from objperf.target import ResolvedTarget, resolve_read_target
-from objperf.workload import ReadWorkload
-from objperf.write import WriteWorkload
+from objperf.plan.payload import payload_parts
+from objperf.plan.reads import ReadWorkload
+from objperf.plan.writes import WriteWorkload
+from objperf.run.reads import run_read, run_reads_together
+from objperf.run.writes import run_mixed, run_write
+from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
+from objperf.s3.target import ResolvedTarget, resolve_read_target
+from objperf.studies.sweep import Step
 
 MIB = 1 << 20
 
@@ -190,7 +191,7 @@ def mixed(ctx: StudyContext) -> list[Step]:
 
 def sustained(ctx: StudyContext) -> list[Step]:
     """Minutes of reads: throughput per second, drift and errors over time."""
-    from objperf.analysis import drift
+    from objperf.analysis.stats import drift
 
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)

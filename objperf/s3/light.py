@@ -16,19 +16,46 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from defusedxml import ElementTree
-
-from objperf import sigv4
 from objperf._engine.exchange import Exchange
+from objperf.errors import TransferFailed, refused, unreachable
+from objperf.s3 import sigv4
+from objperf.s3.xml import element_text
+from objperf.schema import ok_requests
 
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0  # as botocore is configured: completing a large upload can take a while
 DEFAULT_REGION = "us-east-1"
+
+
+# What this plane does without botocore, by botocore's method name.  Presigning: (HTTP method, the
+# extra parameters it carries); a write run's multipart calls: HTTP method.
+LIGHT_PRESIGNS = {"get_object": ("GET", frozenset()), "put_object": ("PUT", frozenset()),
+                  "upload_part": ("PUT", frozenset({"UploadId", "PartNumber"}))}
+LIGHT_ATTEMPTS = {"create_multipart_upload": "POST", "complete_multipart_upload": "POST",
+                  "abort_multipart_upload": "DELETE"}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one control-plane request that becomes a row: an answer or none, never raised."""
+
+    response: dict | None
+    status: int
+    s3_error: str
+    curl_code: int
+    t_start: float
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return bool(ok_requests(self.curl_code, self.status))
 
 
 @dataclass(frozen=True)
@@ -38,16 +65,8 @@ class Answer:
     body: bytes
 
     def element(self, name: str) -> str | None:
-        """The text of the first ``<name>`` element of the XML body, whatever its namespace; None for a
-        body that is not XML (defusedxml: no entity expansion, no external references)."""
-        try:
-            root = ElementTree.fromstring(self.body)
-        except (ElementTree.ParseError, ValueError):
-            return None
-        for element in root.iter():
-            if element.tag == name or element.tag.endswith("}" + name):
-                return element.text or ""
-        return None
+        """The text of the first ``<name>`` element of the XML body, or None."""
+        return element_text(self.body, name)
 
 
 def env_keys(environ: Mapping[str, str]) -> sigv4.Keys | None:
@@ -69,7 +88,7 @@ def known_region(region: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 class LightS3:
-    """Path-style URLs under one endpoint, presigned with ``objperf.sigv4``; requests over libcurl."""
+    """Path-style URLs under one endpoint, presigned with ``objperf.s3.sigv4``; requests over libcurl."""
 
     def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None, *, ca_bundle: str | None = None,
                  verify_tls: bool = True):
@@ -118,6 +137,57 @@ class LightS3:
         if self.keys is None:
             return f"{url}?{sigv4.encode_query(params)}" if params else url
         return sigv4.presign(method, url, self.keys, self.region, expires, params=params)
+
+    # -- the control plane's calls, as BotocorePlane makes them -----------------------------------------
+
+    def handles(self, call: str, extra: frozenset[str] = frozenset()) -> bool:
+        """Whether this plane makes ``call`` (botocore's method name) with these extra parameters."""
+        if call == "head_object" or call in LIGHT_ATTEMPTS:
+            return True
+        return call in LIGHT_PRESIGNS and extra == LIGHT_PRESIGNS[call][1]
+
+    def head(self, what: str, bucket: str, key: str = "") -> int | None:
+        """HEAD a bucket or an object: its Content-Length; typed errors for no answer or a refusal."""
+        try:
+            answer = self.send("HEAD", bucket, key)
+        except TransferFailed as exc:
+            raise unreachable(self.endpoint, what, exc.code, exc.detail) from None
+        if not 200 <= answer.status < 300:
+            raise refused(self.endpoint, what, "", answer.status)
+        return answer.length
+
+    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
+        params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []
+        return self.presign(LIGHT_PRESIGNS[method][0], bucket, key, expires, params)
+
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
+        return lambda number: self.presign_call(bucket, key, method="upload_part", expires=expires,
+                                                extra={"UploadId": upload_id, "PartNumber": number})
+
+    def attempt(self, method: str, *, Bucket: str, Key: str, UploadId: str | None = None,  # noqa: N803
+                MultipartUpload: dict | None = None) -> Attempt:
+        """One of a write run's multipart calls; its outcome becomes a row (S3 errors are returned)."""
+        params, body = [("uploadId", UploadId)], b""
+        if method == "create_multipart_upload":
+            params = [("uploads", "")]
+        elif method == "complete_multipart_upload":
+            body = "".join(f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag></Part>"
+                           for p in MultipartUpload["Parts"]).encode()
+            body = b"<CompleteMultipartUpload>" + body + b"</CompleteMultipartUpload>"
+        t_start = time.time()
+        t0 = time.perf_counter()
+        try:
+            answer = self.send(LIGHT_ATTEMPTS[method], Bucket, Key, params, body)
+        except TransferFailed as exc:
+            return Attempt(None, 0, "", exc.code, t_start, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        status = answer.status
+        if 200 <= status < 300 and answer.element("Error") is not None:
+            status = 500  # CompleteMultipartUpload can fail after its 200 went out; botocore reads it so too
+        if not 200 <= status < 300:
+            return Attempt(None, status, answer.element("Code") or "", 0, t_start, seconds)
+        response = {"UploadId": answer.element("UploadId")} if method == "create_multipart_upload" else {}
+        return Attempt(response, answer.status, "", 0, t_start, seconds)
 
     def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
              body: bytes = b"") -> Answer:

@@ -4,7 +4,7 @@ botocore signs everything objperf sends in the general case.  Importing it and
 building a client costs about 0.45 s of CPU on every command (a third of a whole
 1 GiB read on a small box), so the common case — an explicit endpoint,
 path-style addressing, keys from the environment — signs here instead
-(``objperf.s3light``).  The output is byte for byte what botocore's
+(``objperf.s3.light``).  The output is byte for byte what botocore's
 ``S3SigV4QueryAuth`` makes for the same request and instant; the tests hold the
 two side by side.
 """

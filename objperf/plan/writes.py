@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from objperf.errors import UsageError
-from objperf.payload import payload
-from objperf.s3client import URL_LIFETIME_S, check_url_lifetime
-from objperf.workload import check_connect_to, check_interface, spread_entries
+from objperf.plan.payload import payload
+from objperf.plan.reads import check_connect_to, check_interface, spread_entries
+from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30

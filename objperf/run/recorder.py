@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from objperf.analysis.summary import summarize
 from objperf.errors import RunFailed, describe_os_error
-from objperf.metadata import system_info, utc_now
-from objperf.sampler import Sampler
+from objperf.run.metadata import system_info, utc_now
+from objperf.run.sampler import Sampler
 from objperf.schema import empty_columns
-from objperf.summary import summarize
 
 FLUSH_EVERY_S = 1.0
 

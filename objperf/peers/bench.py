@@ -1,0 +1,409 @@
+"""The bench behind ``python -m objperf.bench``: objperf against its peers reading and writing
+the same object on the same local SeaweedFS in the same run, interleaved,
+median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, curl, and — where
+nginx is installed — a file served from /dev/shm (the raw HTTP ceiling of this
+box).  Writes: s5cmd, boto3 and the AWS CRT uploading a file from /dev/shm,
+objperf sending the same bytes from its own memory.
+
+Every client runs as its own process and is measured from outside: wall time,
+CPU (user + system, from wait4) and peak RSS (VmHWM).  Each client also reads
+a 1 MiB object, so its fixed start-up cost can be taken out: "marginal CPU-s/GiB"
+is what the client spends per GiB once it is running."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+from objperf.peers import clients
+from objperf.peers.clients import Measured, measure, tool
+from objperf.plan.payload import payload_parts
+from objperf.s3.client import S3Client
+from objperf.servers.seaweed import LocalSeaweed, free_port
+
+GIB = 1 << 30
+BUCKET = "objperf-bench"
+BIG_KEY, SMALL_KEY = "bench/big.bin", "bench/small.bin"
+SMALL_SIZE = 1 << 20
+
+NGINX_CONF = """
+daemon off; worker_processes 1; error_log {dir}/error.log; pid {dir}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
+  client_body_temp_path {dir}/tmp; proxy_temp_path {dir}/tmp; fastcgi_temp_path {dir}/tmp;
+  uwsgi_temp_path {dir}/tmp; scgi_temp_path {dir}/tmp;
+  server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+"""
+
+
+def crc_of_file(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(16 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def has_module(name: str) -> bool:
+    if not clients.has_module(name):
+        print(f"objperf.bench: {name} is not installed, skipped", file=sys.stderr)
+        return False
+    return True
+
+
+class Bench:
+    """One local SeaweedFS (and nginx), the objects, and one method per client and direction."""
+
+    def __init__(self, size: int, concurrency: int, part_size: int, workdir: Path):
+        self.size, self.concurrency, self.part_size = size, concurrency, part_size
+        self.workdir = workdir
+        self.shm = Path(tempfile.mkdtemp(prefix="objperf-bench-", dir="/dev/shm"))
+        self.shm.chmod(0o755)  # nginx workers drop root
+        self.server = LocalSeaweed(workdir / "seaweed")
+        self.nginx: subprocess.Popen | None = None
+        self.nginx_url = ""
+        self.source = self.shm / "source.bin"  # what the peers upload: objperf's own write payload
+        self.read_crc = self.write_crc = 0
+
+    def start(self) -> None:
+        from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
+
+        self.server.start()
+        client = S3Client(self.server.settings())
+        client.create_bucket(BUCKET)
+        client.put_large_object(BUCKET, BIG_KEY, payload_parts(self.size))
+        client.put_large_object(BUCKET, SMALL_KEY, payload_parts(SMALL_SIZE))
+        for part in payload_parts(self.size):
+            self.read_crc = zlib.crc32(part, self.read_crc)
+        sent = make_payload(WriteWorkload(object_size=self.size, part_size=self.part_size, buckets=(BUCKET,)))
+        with open(self.source, "wb") as f:
+            for start in range(0, self.size, 64 << 20):
+                chunk = expected_bytes(sent, self.size, start, min(64 << 20, self.size - start))
+                f.write(chunk)
+                self.write_crc = zlib.crc32(chunk, self.write_crc)
+        self.client = client
+        self.env = {**os.environ, "AWS_ACCESS_KEY_ID": self.server.access_key,
+                    "AWS_SECRET_ACCESS_KEY": self.server.secret_key, "AWS_REGION": "us-east-1",
+                    "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+        if shutil.which("nginx"):
+            self._start_nginx()
+
+    def _start_nginx(self) -> None:
+        root = self.shm / "www"
+        (root / "bench").mkdir(parents=True)
+        for directory in (root, root / "bench"):
+            directory.chmod(0o755)
+        for key, size in ((BIG_KEY, self.size), (SMALL_KEY, SMALL_SIZE)):
+            with open(root / key, "wb") as f:
+                for part in payload_parts(size):
+                    f.write(part)
+        ngx = self.workdir / "nginx"
+        (ngx / "tmp").mkdir(parents=True)
+        port = free_port()
+        (ngx / "nginx.conf").write_text(NGINX_CONF.format(dir=ngx, port=port, root=root))
+        self.nginx = subprocess.Popen(["nginx", "-c", str(ngx / "nginx.conf"), "-p", str(ngx)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.nginx_url = f"http://127.0.0.1:{port}/"
+        time.sleep(0.5)
+
+    def stop(self) -> None:
+        if self.nginx:
+            self.nginx.terminate()
+            self.nginx.wait()
+        self.server.stop()
+        shutil.rmtree(self.shm, ignore_errors=True)
+
+    # -- reads: name → f(key, size) → Measured, checked ------------------------------
+
+    def readers(self) -> dict:
+        found = {
+            "objperf ram": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "ram"),
+            "objperf discard": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard"),
+            # curl's own workload, one GET of the whole object on one connection: the engine's cost
+            # per byte against curl's, without the concurrency that curl does not have.
+            "objperf discard 1x": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard",
+                                                                     concurrency=1, range_size=size),
+        }
+        if tool("s5cmd"):
+            found["s5cmd"] = self.s5cmd_get
+        if has_module("boto3"):
+            found["boto3"] = lambda key, size: self.sdk_get("boto3", key, size)
+        if has_module("awscrt"):
+            found["aws crt"] = lambda key, size: self.sdk_get("aws crt", key, size)
+        if shutil.which("curl"):
+            found["curl"] = lambda key, size: self.curl(self.client.presign(BUCKET, key), size)
+            found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(self.client.presign(BUCKET, key), size)
+        if self.nginx_url:
+            found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size, "ram")
+            found["objperf discard (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size,
+                                                                                  "discard")
+            found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
+            found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
+        return found
+
+    def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0) -> Measured:
+        args = clients.objperf_fetch(url, endpoint=self.server.endpoint, concurrency=concurrency or self.concurrency,
+                                     range_size=range_size or self.part_size, sink=sink)
+        return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
+
+    def _objperf(self, args: list[str], good) -> Measured:
+        import json
+
+        result = measure(args, env=self.env)
+        if result.ok:
+            summary = json.loads(result.detail)
+            result.in_run_cpu_gib = summary["client_cpu_s_per_gib"]
+            result.in_run_gbps = summary["gbps"]
+            result.ok = good(summary)
+            result.detail = "" if result.ok else f"summary says otherwise: {summary['status_counts']}"
+        return result
+
+    def _check_file(self, result: Measured, dest: Path, size: int) -> Measured:
+        if result.ok:
+            got = dest.stat().st_size if dest.exists() else -1
+            if got != size:
+                result.ok, result.detail = False, f"wrote {got} of {size} bytes"
+            elif size == self.size and crc_of_file(dest) != self.read_crc:
+                result.ok, result.detail = False, "bytes differ from the object"
+        dest.unlink(missing_ok=True)
+        return result
+
+    def s5cmd_get(self, key: str, size: int) -> Measured:
+        dest = self.shm / "s5cmd.bin"
+        args = clients.s5cmd_cp(f"s3://{BUCKET}/{key}", str(dest), endpoint=self.server.endpoint,
+                                concurrency=self.concurrency, part_size=self.part_size)
+        return self._check_file(measure(args, env=self.env), dest, size)
+
+    def sdk_get(self, name: str, key: str, size: int) -> Measured:
+        dest = self.shm / "download.bin"
+        args = clients.sdk_transfer(name, "get", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+                                    key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
+        return self._check_file(measure(args, env=self.env), dest, size)
+
+    def curl(self, url: str, size: int) -> Measured:
+        # One stream into /dev/null: the yardstick for objperf's discard sink.
+        args, stdin = clients.curl_one(url, write_out="%{size_download}")
+        result = measure(args, env=self.env, stdin=stdin)
+        if result.ok and result.detail.strip() != str(size):
+            result.ok, result.detail = False, f"read {result.detail.strip()} of {size} bytes"
+        return result
+
+    @property
+    def curl_ranged_name(self) -> str:
+        return f"curl {self.concurrency}x"
+
+    def curl_ranged(self, url: str, size: int) -> Measured:
+        # objperf's own workload done by curl: the object's ranges, `concurrency` at a time over reused
+        # connections (curl --parallel), into /dev/null.  The yardstick for the discard sink's CPU per GiB.
+        args, config = clients.curl_ranged(url, size, range_size=self.part_size, concurrency=self.concurrency)
+        result = measure(args, env=self.env, stdin=config)
+        if result.ok:
+            got = sum(int(n) for n in result.detail.split())
+            if got != size:
+                result.ok, result.detail = False, f"read {got} of {size} bytes"
+        return result
+
+    # -- writes: name → f(size, check) → Measured ----------------------------------
+
+    def writers(self) -> dict:
+        found = {"objperf put": self.objperf_put}
+        if tool("s5cmd"):
+            found["s5cmd"] = self.s5cmd_put
+        if has_module("boto3"):
+            found["boto3"] = lambda size, check: self.sdk_put("boto3", size, check)
+        if has_module("awscrt"):
+            found["aws crt"] = lambda size, check: self.sdk_put("aws crt", size, check)
+        return found
+
+    def objperf_put(self, size: int, check: bool) -> Measured:
+        args = clients.objperf_put(f"s3://{BUCKET}/put/objperf/", endpoint=self.server.endpoint,
+                                   concurrency=self.concurrency, object_size=size, part_size=self.part_size)
+        result = self._objperf(args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
+        keys = self.client.list_keys(BUCKET, "put/objperf/")
+        return self._check_upload(result, keys[0][0] if keys else "", size, check)
+
+    def s5cmd_put(self, size: int, check: bool) -> Measured:
+        source = self._source(size)
+        args = clients.s5cmd_cp(str(source), f"s3://{BUCKET}/put/s5cmd.bin", endpoint=self.server.endpoint,
+                                concurrency=self.concurrency, part_size=self.part_size)
+        return self._check_upload(measure(args, env=self.env), "put/s5cmd.bin", size, check)
+
+    def sdk_put(self, name: str, size: int, check: bool) -> Measured:
+        key = f"put/{name.replace(' ', '-')}.bin"
+        args = clients.sdk_transfer(name, "put", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+                                    key=key, path=str(self._source(size)), concurrency=self.concurrency,
+                                    part_size=self.part_size)
+        return self._check_upload(measure(args, env=self.env), key, size, check)
+
+    def _source(self, size: int) -> Path:
+        if size == self.size:
+            return self.source
+        small = self.shm / f"source-{size}.bin"
+        if not small.exists():
+            with open(self.source, "rb") as f:
+                small.write_bytes(f.read(size))
+        return small
+
+    def _check_upload(self, result: Measured, key: str, size: int, check: bool) -> Measured:
+        if result.ok and key:
+            got = self.client.object_size(BUCKET, key)
+            if got != size:
+                result.ok, result.detail = False, f"stored {got} of {size} bytes"
+            elif check and size == self.size:
+                crc = 0
+                for start in range(0, size, 256 << 20):
+                    end = min(size, start + (256 << 20)) - 1
+                    crc = zlib.crc32(self.client.get_object(BUCKET, key, f"bytes={start}-{end}"), crc)
+                if crc != self.write_crc:
+                    result.ok, result.detail = False, "stored bytes differ from the payload"
+        if key:
+            self.client.delete_object(BUCKET, key)
+        return result
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def bench_analysis(rows: int) -> str:
+    """Time loading ``rows`` rows of a study dataset and computing its concurrency curve."""
+    import numpy as np
+    import pyarrow as pa
+
+    from objperf import load
+    from objperf.analysis.stats import concurrency_curve
+    from objperf.dataset import DatasetWriter, rows_to_table
+    from objperf.run.recorder import empty_columns
+
+    grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
+    with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:
+        writer = DatasetWriter(Path(tmp) / "study", {"kind": "study"})
+        chunk = 1_000_000
+        rng = np.random.default_rng(1)
+        for start in range(0, rows, chunk):
+            n = min(chunk, rows - start)
+            index = np.arange(start, start + n)
+            concurrency = grid[index * len(grid) // rows]
+            cols = {name: np.zeros(n, dtype=col.dtype) for name, col in empty_columns().items()}
+            cols["slot"][:] = index % concurrency
+            cols["thread"][:] = cols["slot"] % 2
+            cols["op"][:] = 0
+            cols["bytes"][:] = cols["length"][:] = 8 << 20
+            cols["status"][:] = 206
+            cols["t_start"][:] = 1.8e9 + index * 0.001
+            cols["ttfb_s"][:] = rng.uniform(0.01, 0.05, n)
+            cols["total_s"][:] = cols["ttfb_s"] + rng.uniform(0.05, 0.2, n)
+            table = rows_to_table(cols, run_id="bench", host="bench", buckets=["b"], keys=["k"])
+            writer.append(table.append_column("concurrency", pa.array(concurrency)))
+        writer.close("complete")
+        timings = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            data = load(Path(tmp) / "study", columns=["concurrency", "thread", "slot", "t_start", "ttfb_s",
+                                                       "total_s", "bytes"])
+            t1 = time.perf_counter()
+            curve = concurrency_curve(data)
+            t2 = time.perf_counter()
+            timings.append((t1 - t0, t2 - t1))
+        load_s, curve_s = (median([t[i] for t in timings]) for i in (0, 1))
+    return (f"objperf.bench analysis: {rows:,} rows, {len(curve)} grid points, median of 3: load {load_s:.2f} s + "
+            f"concurrency curve {curve_s:.2f} s = {load_s + curve_s:.2f} s (goal: under 2 s)")
+
+
+def like_for_like_curl(name: str, rows: dict) -> str:
+    """The curl row a client's CPU is set against, on the same server: a one-stream row against curl's
+    one GET, the others against curl making the same ranged GETs as many at a time (curl --parallel)."""
+    server = " (nginx)" if "nginx" in name else ""
+    one_stream = "curl" + server
+    if name == one_stream or name.removesuffix(server).endswith(" 1x"):
+        return one_stream
+    return next((n for n in rows if rows[n] and n.startswith("curl ") and n.endswith(server)
+                 and n.removesuffix(server).endswith("x")), one_stream)
+
+
+def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
+                 base: str, cpu_base: str) -> str:
+    rows = {}
+    for name, runs in big.items():
+        good = [m for m in runs if m.ok]
+        if not good:
+            rows[name] = None
+            continue
+        fixed = median([m.cpu_s for m in small[name] if m.ok])
+        cpu = median([m.cpu_s for m in good])
+        in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
+        in_run_gbps = [m.in_run_gbps for m in good if m.in_run_gbps is not None]
+        rows[name] = {
+            "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
+            "cpu_gib": cpu / (size / GIB),
+            "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
+            "in_run": median(in_run) if in_run else None,
+            "in_run_gbps": median(in_run_gbps) if in_run_gbps else None,
+            "rss": median([m.peak_rss_mib for m in good]),
+            "runs": f"{len(good)}/{len(runs)}",
+        }
+    peers = [r for n, r in rows.items() if r and not n.startswith("objperf") and "nginx" not in n]
+
+    def reference(name: str, field: str, wanted: str) -> float | None:
+        if wanted == "best peer":
+            values = [r[field] for r in peers]
+            return (max(values) if field == "gbps" else min(values)) if values else None
+        if wanted == "curl":
+            key = like_for_like_curl(name, rows)
+        else:
+            key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
+        return rows[key][field] if rows.get(key) else None
+
+    def ratio(name: str, field: str, wanted: str) -> str:
+        ref = reference(name, field, wanted)
+        return f"{rows[name][field] / ref:.2f}x" if ref else "-"
+
+    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
+              f"{'peak RSS':>9} {'ok':>4}  "
+              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
+    lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
+             f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
+             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up"
+             + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
+                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
+             header, "-" * len(header)]
+    for name, row in rows.items():
+        if row is None:
+            lines.append(f"{name:24} failed every run: {big[name][-1].detail}")
+            continue
+        in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
+        in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
+        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} "
+                     f"{in_run} "
+                     f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
+                     f"{ratio(name, 'marginal_gib', cpu_base):>26}")
+    lines += round_ratios(big, base)
+    return "\n".join(lines)
+
+
+def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
+    """objperf's Gbps over the reference's, round by round: how far one table can be trusted."""
+    peers = [n for n in big if not n.startswith("objperf") and "nginx" not in n]
+    reference = peers if base == "best peer" else [base]
+    lines = []
+    for name, runs in big.items():
+        if not name.startswith("objperf") or "nginx" in name or not set(reference) <= big.keys():
+            continue
+        ratios = []
+        for i, mine in enumerate(runs):
+            theirs = [big[peer][i] for peer in reference if i < len(big[peer]) and big[peer][i].ok]
+            if mine.ok and theirs:
+                ratios.append(min(m.wall_s for m in theirs) / mine.wall_s)  # same bytes: Gbps ratio
+        if ratios:
+            lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
+                         f"(median {median(ratios):.2f})")
+    return lines

@@ -1,0 +1,207 @@
+"""The S3 control plane through botocore: the standard AWS credential chain, profiles, AWS's
+own endpoints, virtual hosts, listing and bucket set-up.  botocore is imported and its client
+built on first use; its errors come out as objperf's typed errors with one-line messages."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import cached_property
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from objperf.errors import (
+    CURLE_COULDNT_CONNECT,
+    CURLE_OPERATION_TIMEDOUT,
+    CURLE_PEER_FAILED_VERIFICATION,
+    CredentialsError,
+    TargetError,
+    UsageError,
+    refused,
+    unreachable,
+)
+from objperf.s3 import sigv4
+from objperf.s3.light import Attempt
+from objperf.s3.settings import S3Settings
+
+CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR = 35, 56  # transport failures, coded as the engine codes them
+
+
+class BotocorePlane:
+    """Every control-plane call through one botocore client (``handles`` everything)."""
+
+    def __init__(self, settings: S3Settings):
+        self.settings = settings
+
+    @property
+    def built(self) -> bool:
+        """Whether botocore has been imported and its client built."""
+        return "client" in vars(self)
+
+    @cached_property
+    def client(self):
+        import botocore.session
+        from botocore import UNSIGNED
+        from botocore.config import Config
+        from botocore.credentials import Credentials
+        from botocore.exceptions import ProfileNotFound
+
+        settings = self.settings
+        try:
+            session = botocore.session.get_session()
+            if settings.profile:
+                session.set_config_variable("profile", settings.profile)
+                session.get_scoped_config()  # raises ProfileNotFound now, not at first use
+            region = settings.region or session.get_config_variable("region") or "us-east-1"
+            config = Config(
+                signature_version=UNSIGNED if settings.anonymous else "s3v4",
+                s3={"addressing_style": settings.addressing},
+                retries={"max_attempts": 1, "mode": "standard"},
+                connect_timeout=10,
+                read_timeout=120,
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+            )
+            kwargs = {}
+            if settings.credentials:
+                kwargs = {"aws_access_key_id": settings.credentials[0],
+                          "aws_secret_access_key": settings.credentials[1]}
+                self.credentials = Credentials(*settings.credentials)
+            elif not settings.anonymous:
+                self.credentials = session.get_credentials()  # what the client signs with, refreshed as it is
+            verify = settings.requests_verify()
+            return session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
+                                         config=config, verify=None if verify is True else verify, **kwargs)
+        except ProfileNotFound:
+            raise CredentialsError(
+                f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
+        except ValueError as exc:
+            raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
+
+    credentials = None  # botocore's Credentials (public API), once the client is built; None when anonymous
+
+    @property
+    def endpoint(self) -> str:
+        return self.client.meta.endpoint_url
+
+    def handles(self, call: str, extra: frozenset[str] = frozenset()) -> bool:
+        return True
+
+    def call(self, what: str, method: str, **params):
+        """``client.<method>(**params)``; every failure becomes one typed objperf error."""
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            NoCredentialsError,
+            ReadTimeoutError,
+            SSLError,
+        )
+
+        func = getattr(self.client, method)
+        try:
+            return func(**params)
+        except NoCredentialsError:
+            raise CredentialsError(
+                "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
+            ) from None
+        except SSLError as exc:
+            if _certificate_rejected(exc):
+                raise unreachable(self.endpoint, what, CURLE_PEER_FAILED_VERIFICATION, "") from None
+            raise unreachable(self.endpoint, what, CURLE_SSL_CONNECT_ERROR, "TLS handshake failed") from None
+        except (ConnectTimeoutError, ReadTimeoutError):
+            raise unreachable(self.endpoint, what, CURLE_OPERATION_TIMEDOUT, "") from None
+        except EndpointConnectionError as exc:
+            raise unreachable(self.endpoint, what, CURLE_COULDNT_CONNECT, type(exc).__name__) from None
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            raise refused(self.endpoint, what, code, status) from None
+        except BotoCoreError as exc:
+            raise TargetError(f"{what}: {exc}") from None
+
+    def head(self, what: str, bucket: str, key: str = "") -> int | None:
+        if key:
+            return int(self.call(what, "head_object", Bucket=bucket, Key=key)["ContentLength"])
+        self.call(what, "head_bucket", Bucket=bucket)
+        return None
+
+    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
+        return self.call(f"presign s3://{bucket}/{key}", "generate_presigned_url", ClientMethod=method,
+                         Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
+
+    def attempt(self, method: str, **params) -> Attempt:
+        """One control-plane request whose outcome becomes a row: S3 errors are returned, not raised."""
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            ReadTimeoutError,
+        )
+
+        t_start = time.time()
+        t0 = time.perf_counter()
+        try:
+            response = getattr(self.client, method)(**params)
+            status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 200)
+            return Attempt(response, status, "", 0, t_start, time.perf_counter() - t0)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            return Attempt(None, status, code, 0, t_start, time.perf_counter() - t0)
+        except (EndpointConnectionError, ConnectTimeoutError):
+            return Attempt(None, 0, "", CURLE_COULDNT_CONNECT, t_start, time.perf_counter() - t0)
+        except (ReadTimeoutError, BotoCoreError):
+            return Attempt(None, 0, "", CURLE_RECV_ERROR, t_start, time.perf_counter() - t0)
+
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
+        """Presigned UploadPart URLs of one upload, by part number.
+
+        The first comes from botocore's presigner (endpoint rules, addressing, signing region); the others
+        re-sign that URL with another part number (``objperf.s3.sigv4``, which signs as botocore does),
+        skipping the endpoint rules: a quarter of the cost a part."""
+        def presign_part(number: int) -> str:
+            return self.presign_call(bucket, key, method="upload_part", expires=expires,
+                                     extra={"UploadId": upload_id, "PartNumber": number})
+
+        first = presign_part(1)
+        credentials = self.credentials
+        if credentials is None:
+            return presign_part
+        parts = urlsplit(first)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        signed = dict(query)
+        scope = signed["X-Amz-Credential"].split("/")  # KEY/DATE/REGION/SERVICE/aws4_request
+        region, lifetime = scope[2], int(signed["X-Amz-Expires"])
+        params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+        base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+        def url(number: int) -> str:
+            if number == 1:
+                return first
+            frozen = credentials.get_frozen_credentials()
+            keys = sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token)
+            return sigv4.presign("PUT", base, keys, region, lifetime,
+                                 params=[(k, str(number) if k == "partNumber" else v) for k, v in params])
+
+        return url
+
+
+def _certificate_rejected(exc: BaseException) -> bool:
+    """Whether a TLS failure botocore reports was the peer's certificate, not trusted: the
+    ``ssl.SSLCertVerificationError`` somewhere in the chain of causes urllib3 and botocore wrap it in."""
+    import ssl
+
+    seen: set[int] = set()
+    pending: list[object] = [exc]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(current))
+        pending += [current.__cause__, current.__context__, *current.args,
+                    *getattr(current, "kwargs", {}).values()]
+    return False

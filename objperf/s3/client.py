@@ -1,0 +1,155 @@
+"""The S3 control plane as one client: credentials, presigning, HEAD, a write run's
+multipart calls, listing, bucket set-up.
+
+Two planes make the calls: ``LightS3`` (``objperf.s3.light``: no botocore, in the
+common case) where it can make a call, and ``BotocorePlane`` (``objperf.s3.boto``)
+for everything else; ``_plane`` is the one place that picks.  The data plane —
+the load itself — never signs anything: it is handed presigned URLs, made per key
+(and made afresh as a long run goes), which are never written anywhere."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+
+from objperf.errors import NotFound, UsageError
+from objperf.s3.boto import BotocorePlane
+from objperf.s3.light import Attempt, LightS3
+from objperf.s3.settings import PRESIGN_MAX_SECONDS, URL_LIFETIME_S, S3Settings, check_url_lifetime
+
+__all__ = ["URL_LIFETIME_S", "Attempt", "S3Client", "S3Settings", "check_url_lifetime"]
+
+
+class S3Client:
+    """S3 calls whose errors come out as objperf's typed errors with one-line messages.
+    ``light=False`` sends everything through botocore."""
+
+    def __init__(self, settings: S3Settings, *, light: bool = True):
+        if settings.addressing not in ("auto", "path", "virtual"):
+            raise UsageError(f"bad addressing {settings.addressing!r}: use auto, path or virtual")
+        self.settings = settings
+        self._botocore = BotocorePlane(settings)
+        self._light = LightS3.for_settings(settings) if light else None
+        if self._light is None:
+            self._botocore.client  # noqa: B018 - a bad profile or endpoint fails here, not at first use
+
+    @property
+    def uses_botocore(self) -> bool:
+        """Whether botocore has been imported and a client built for this one."""
+        return self._botocore.built
+
+    def _plane(self, call: str, extra: Iterable[str] = ()) -> LightS3 | BotocorePlane:
+        """The light plane where it makes ``call`` (botocore's method name), else botocore."""
+        if self._light is not None and self._light.handles(call, frozenset(extra)):
+            return self._light
+        return self._botocore
+
+    @property
+    def endpoint(self) -> str:
+        return (self._light or self._botocore).endpoint
+
+    # -- the calls a run makes (light where it can) ----------------------------------------------------
+
+    def attempt(self, method: str, **params) -> Attempt:
+        """One multipart call whose outcome becomes a row: S3 errors are returned, not raised."""
+        return self._plane(method).attempt(method, **params)
+
+    def object_size(self, bucket: str, key: str) -> int:
+        """HEAD the object; a missing object or bucket is named as such."""
+        try:
+            size = self._plane("head_object").head(f"HEAD s3://{bucket}/{key}", bucket, key)
+        except NotFound as exc:
+            if not self.bucket_exists(bucket):
+                raise NotFound(f"bucket {bucket!r} does not exist at {self.endpoint}", status=exc.status,
+                               s3_error="NoSuchBucket") from None
+            raise NotFound(f"object s3://{bucket}/{key} does not exist", status=exc.status,
+                           s3_error=exc.s3_error or "NoSuchKey") from None
+        if size is None:
+            raise NotFound(f"HEAD s3://{bucket}/{key}: no Content-Length from {self.endpoint}")
+        return size
+
+    def bucket_exists(self, bucket: str) -> bool:
+        try:
+            self._plane("head_object").head(f"HEAD bucket {bucket}", bucket)
+        except NotFound:
+            return False
+        return True
+
+    def presign(self, bucket: str, key: str, *, method: str = "get_object", expires: int = 24 * 3600,
+                extra: dict | None = None) -> str:
+        """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
+        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
+        return self._plane(method, extra or ()).presign_call(bucket, key, method=method, expires=expires, extra=extra)
+
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
+        """Presigned UploadPart URLs of one upload, by part number."""
+        plane = self._plane("upload_part", ("UploadId", "PartNumber"))
+        return plane.part_url_signer(bucket, key, upload_id, expires=expires)
+
+    # -- botocore's alone ----------------------------------------------------------------------------
+
+    def _call(self, what: str, method: str, **params):
+        return self._botocore.call(what, method, **params)
+
+    def open_uploads(self, bucket: str, prefix: str = "") -> list[tuple[str, str]]:
+        """(key, upload id) of multipart uploads still open under ``prefix``."""
+        page = self._call(f"list multipart uploads in {bucket}", "list_multipart_uploads", Bucket=bucket,
+                          Prefix=prefix)
+        return [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])]
+
+    def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
+        """(key, size) of objects under ``prefix``."""
+        found: list[tuple[str, int]] = []
+        token = None
+        while len(found) < limit:
+            params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": 1000}
+            if token:
+                params["ContinuationToken"] = token
+            page = self._call(f"LIST s3://{bucket}/{prefix}", "list_objects_v2", **params)
+            found += [(item["Key"], int(item["Size"])) for item in page.get("Contents", [])]
+            if not page.get("IsTruncated"):
+                break
+            token = page.get("NextContinuationToken")
+        return found[:limit]
+
+    def list_buckets(self) -> list[str]:
+        listing = self._call("list buckets", "list_buckets")
+        return [b["Name"] for b in listing.get("Buckets", [])]
+
+    def create_bucket(self, bucket: str) -> None:
+        if not self.bucket_exists(bucket):
+            self._call(f"create bucket {bucket}", "create_bucket", Bucket=bucket)
+
+    def put_object(self, bucket: str, key: str, body: bytes) -> None:
+        self._call(f"PUT s3://{bucket}/{key}", "put_object", Bucket=bucket, Key=key, Body=body)
+
+    def put_large_object(self, bucket: str, key: str, parts: Iterable[bytes]) -> None:
+        """Upload the concatenation of ``parts`` as one object (multipart when there is more than one)."""
+        parts = iter(parts)
+        first = next(parts, b"")
+        second = next(parts, None)
+        if second is None:
+            self.put_object(bucket, key, bytes(first))
+            return
+        what = f"multipart upload s3://{bucket}/{key}"
+        upload_id = self._call(what, "create_multipart_upload", Bucket=bucket, Key=key)["UploadId"]
+        try:
+            done = []
+            for number, chunk in enumerate(itertools.chain([first, second], parts), start=1):
+                answer = self._call(what, "upload_part", Bucket=bucket, Key=key, UploadId=upload_id,
+                                    PartNumber=number, Body=bytes(chunk))
+                done.append({"PartNumber": number, "ETag": answer["ETag"]})
+            self._call(what, "complete_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id,
+                       MultipartUpload={"Parts": done})
+        except BaseException:
+            self._botocore.attempt("abort_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id)
+            raise
+
+    def get_object(self, bucket: str, key: str, byte_range: str | None = None) -> bytes:
+        params = {"Bucket": bucket, "Key": key}
+        if byte_range:
+            params["Range"] = byte_range
+        return self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"].read()
+
+    def delete_object(self, bucket: str, key: str) -> None:
+        self._call(f"DELETE s3://{bucket}/{key}", "delete_object", Bucket=bucket, Key=key)
