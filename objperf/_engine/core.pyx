@@ -10,7 +10,7 @@ rings while the run goes, so no Python object is made per request.
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what
 libcurl calls), ``rows.pxi`` (a finished request's row), ``start.pxi`` (starting
 one), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from),
-``loop.pxi`` (each thread's loop), ``memory.pxi`` (the RAM sink's pages),
+``loop.pxi`` (each thread's loop), ``options.pxi`` (each slot's options), ``memory.pxi`` (the RAM sink's pages),
 ``payload.pxi`` (the upload payload).  This file holds the ``Engine`` class.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
@@ -47,6 +47,7 @@ include "start.pxi"
 include "plan.pxi"
 include "queue.pxi"
 include "loop.pxi"
+include "options.pxi"
 include "memory.pxi"
 include "payload.pxi"
 
@@ -211,7 +212,7 @@ cdef class Engine:
             curl_multi_setopt(ts.multi, CURLMOPT_MAXCONNECTS, <long>(per_thread + 4))
             curl_multi_setopt(ts.multi, CURLMOPT_PIPELINING,
                               <long>(CURLPIPE_MULTIPLEX if http_version == "2" else CURLPIPE_NOTHING))
-            self._rings.append(self._make_ring(ts, ring_capacity))
+            self._rings.append(make_ring(&ts.ring, ring_capacity))
 
         slot_cap = 0
         if sink == "ram":
@@ -233,8 +234,9 @@ cdef class Engine:
                 s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
                 for entry in connect_to:
                     s.pin = curl_slist_append(s.pin, entry.encode())
-            self._configure_easy(s, ip, interface, http_version, tls, buffer_size, timeout, connect_timeout)
-            self._configure_tls(s.easy, ca_file, verify_tls)
+            configure_easy(s, self.headers, self.connect_to, self._keep, ip, interface, http_version, tls,
+                           buffer_size, timeout, connect_timeout)
+            configure_tls(s.easy, ca_file, verify_tls, self._keep)
 
     cdef _setup_queue(self, int capacity, payload):
         cdef Shared *sh = &self.shared
@@ -334,79 +336,6 @@ cdef class Engine:
             return
         for i in range(self.nthreads):
             op_event_wake(self.threads[i].wakefd)
-
-    cdef dict _make_ring(self, ThreadState *ts, int capacity):
-        cdef Ring *r = &ts.ring
-        cols = {name: np.zeros(capacity, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
-        r.cap = capacity
-        r.thread = <int16_t *>cnp.PyArray_DATA(cols["thread"])
-        r.slot = <int32_t *>cnp.PyArray_DATA(cols["slot"])
-        r.op = <int8_t *>cnp.PyArray_DATA(cols["op"])
-        r.key_index = <int32_t *>cnp.PyArray_DATA(cols["key_index"])
-        r.offset = <int64_t *>cnp.PyArray_DATA(cols["offset"])
-        r.length = <int64_t *>cnp.PyArray_DATA(cols["length"])
-        r.attempt = <int16_t *>cnp.PyArray_DATA(cols["attempt"])
-        r.status = <int16_t *>cnp.PyArray_DATA(cols["status"])
-        r.s3_error = <char *>cnp.PyArray_DATA(cols["s3_error"])
-        r.curl_code = <int32_t *>cnp.PyArray_DATA(cols["curl_code"])
-        r.nbytes = <int64_t *>cnp.PyArray_DATA(cols["bytes"])
-        r.t_start = <double *>cnp.PyArray_DATA(cols["t_start"])
-        r.dns_s = <double *>cnp.PyArray_DATA(cols["dns_s"])
-        r.connect_s = <double *>cnp.PyArray_DATA(cols["connect_s"])
-        r.tls_s = <double *>cnp.PyArray_DATA(cols["tls_s"])
-        r.pretransfer_s = <double *>cnp.PyArray_DATA(cols["pretransfer_s"])
-        r.ttfb_s = <double *>cnp.PyArray_DATA(cols["ttfb_s"])
-        r.total_s = <double *>cnp.PyArray_DATA(cols["total_s"])
-        r.remote_ip = <char *>cnp.PyArray_DATA(cols["remote_ip"])
-        r.remote_port = <int32_t *>cnp.PyArray_DATA(cols["remote_port"])
-        r.local_ip = <char *>cnp.PyArray_DATA(cols["local_ip"])
-        r.local_port = <int32_t *>cnp.PyArray_DATA(cols["local_port"])
-        r.ip_family = <int8_t *>cnp.PyArray_DATA(cols["ip_family"])
-        r.http_version = <int8_t *>cnp.PyArray_DATA(cols["http_version"])
-        r.new_conn = <uint8_t *>cnp.PyArray_DATA(cols["new_conn"])
-        r.crc32 = <uint32_t *>cnp.PyArray_DATA(cols["crc32"])
-        r.etag = <char *>cnp.PyArray_DATA(cols["etag"])
-        return cols
-
-    cdef _configure_easy(self, Slot *s, str ip, interface, str http_version, bint tls,
-                         int64_t buffer_size, double timeout, double connect_timeout):
-        cdef CURL *e = s.easy
-        cdef long version
-        check_easy(curl_easy_setopt(e, CURLOPT_PRIVATE, <void *>s), "CURLOPT_PRIVATE")
-        check_easy(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body), "CURLOPT_WRITEFUNCTION")
-        check_easy(curl_easy_setopt(e, CURLOPT_WRITEDATA, <void *>s), "CURLOPT_WRITEDATA")
-        check_easy(curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header), "CURLOPT_HEADERFUNCTION")
-        check_easy(curl_easy_setopt(e, CURLOPT_HEADERDATA, <void *>s), "CURLOPT_HEADERDATA")
-        check_easy(curl_easy_setopt(e, CURLOPT_READFUNCTION, <curl_data_callback>on_upload), "CURLOPT_READFUNCTION")
-        check_easy(curl_easy_setopt(e, CURLOPT_READDATA, <void *>s), "CURLOPT_READDATA")
-        check_easy(curl_easy_setopt(e, CURLOPT_HTTPHEADER, self.headers), "CURLOPT_HTTPHEADER")
-        check_easy(curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, <long>min(buffer_size, 2 << 20)),
-                   "CURLOPT_UPLOAD_BUFFERSIZE")
-        check_easy(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
-        check_easy(curl_easy_setopt(e, CURLOPT_TCP_NODELAY, <long>1), "CURLOPT_TCP_NODELAY")
-        check_easy(curl_easy_setopt(e, CURLOPT_BUFFERSIZE, <long>buffer_size), "CURLOPT_BUFFERSIZE")
-        check_easy(curl_easy_setopt(e, CURLOPT_IPRESOLVE, <long>IP_RESOLVE[ip]), "CURLOPT_IPRESOLVE")
-        check_easy(curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, <long>(timeout * 1000)), "CURLOPT_TIMEOUT_MS")
-        check_easy(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, <long>(connect_timeout * 1000)),
-                   "CURLOPT_CONNECTTIMEOUT_MS")
-        if s.pin != NULL or self.connect_to != NULL:
-            check_easy(curl_easy_setopt(e, CURLOPT_CONNECT_TO, s.pin if s.pin != NULL else self.connect_to),
-                       "CURLOPT_CONNECT_TO")
-        if interface:
-            name = interface.encode()
-            self._keep.append(name)
-            check_easy(curl_easy_setopt(e, CURLOPT_INTERFACE, <char *>name), "CURLOPT_INTERFACE")
-        if http_version == "1.1":
-            version = CURL_HTTP_VERSION_1_1
-        else:
-            version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
-        check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
-
-    cdef _configure_tls(self, CURL *e, ca_file, bint verify_tls):
-        cdef bytes path = os.fsencode(ca_file) if ca_file else None
-        if path is not None:
-            self._keep.append(path)
-        check_easy(op_configure_tls(e, <char *>path if path is not None else NULL, verify_tls), "TLS options")
 
     # -- running -----------------------------------------------------------
 

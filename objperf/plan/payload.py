@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from objperf._engine.core import fill_payload, page_array
+
 DEFAULT_SEED = 20261130
 DEFAULT_PART = 64 << 20
 
 
 def payload(size: int, seed: int = DEFAULT_SEED, start: int = 0) -> np.ndarray:
     """Bytes ``start:start+size`` of the payload stream of ``seed``, as a uint8 array."""
-    from objperf._engine.core import fill_payload, page_array
-
     data = page_array(size)
     fill_payload(data, seed, start)
     return data

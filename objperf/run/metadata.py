@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from objperf import __version__
+from objperf._engine.core import curl_versions
 
 
 def utc_now() -> str:
@@ -47,8 +48,6 @@ def nic_speeds() -> dict[str, int | None]:
 
 
 def system_info() -> dict:
-    from objperf._engine.core import curl_versions
-
     return {
         "objperf": __version__,
         **{f"{name}_version": value for name, value in curl_versions().items()},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from objperf._engine.core import Engine
 from objperf.errors import UsageError
 from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
@@ -43,8 +44,6 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
         from objperf._engine.reference import RequestsEngine
 
         return RequestsEngine(target.urls, sizes, **target.engine_tls(), **common)
-    from objperf._engine.core import Engine
-
     return Engine(target.urls, sizes, threads=workload.threads, ip=workload.ip, connect_to=workload.connect_to,
                   spread_to=spread_entries(workload.spread_to),
                   interface=workload.interface, http_version=workload.http_version, tls=target.tls,

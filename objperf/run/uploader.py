@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from objperf._engine.core import Engine
 from objperf.errors import ObjperfError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
@@ -63,8 +64,6 @@ class Uploader:
     drive loop (``objperf.run.drive.Part``)."""
 
     def __init__(self, client: S3Client, workload: WriteWorkload, recorder: Recorder):
-        from objperf._engine.core import Engine
-
         # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
         ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
         self.client = client

@@ -1,0 +1,43 @@
+# The options each slot's easy handle keeps for the whole run.
+
+cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list keep, str ip, interface,
+                    str http_version, bint tls, int64_t buffer_size, double timeout, double connect_timeout):
+    """Every option a slot's easy handle keeps for the whole run; ``keep`` holds the strings libcurl
+    points into."""
+    cdef CURL *e = s.easy
+    cdef long version
+    check_easy(curl_easy_setopt(e, CURLOPT_PRIVATE, <void *>s), "CURLOPT_PRIVATE")
+    check_easy(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, <curl_data_callback>on_body), "CURLOPT_WRITEFUNCTION")
+    check_easy(curl_easy_setopt(e, CURLOPT_WRITEDATA, <void *>s), "CURLOPT_WRITEDATA")
+    check_easy(curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, <curl_data_callback>on_header), "CURLOPT_HEADERFUNCTION")
+    check_easy(curl_easy_setopt(e, CURLOPT_HEADERDATA, <void *>s), "CURLOPT_HEADERDATA")
+    check_easy(curl_easy_setopt(e, CURLOPT_READFUNCTION, <curl_data_callback>on_upload), "CURLOPT_READFUNCTION")
+    check_easy(curl_easy_setopt(e, CURLOPT_READDATA, <void *>s), "CURLOPT_READDATA")
+    check_easy(curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers), "CURLOPT_HTTPHEADER")
+    check_easy(curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, <long>min(buffer_size, 2 << 20)),
+               "CURLOPT_UPLOAD_BUFFERSIZE")
+    check_easy(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
+    check_easy(curl_easy_setopt(e, CURLOPT_TCP_NODELAY, <long>1), "CURLOPT_TCP_NODELAY")
+    check_easy(curl_easy_setopt(e, CURLOPT_BUFFERSIZE, <long>buffer_size), "CURLOPT_BUFFERSIZE")
+    check_easy(curl_easy_setopt(e, CURLOPT_IPRESOLVE, <long>IP_RESOLVE[ip]), "CURLOPT_IPRESOLVE")
+    check_easy(curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, <long>(timeout * 1000)), "CURLOPT_TIMEOUT_MS")
+    check_easy(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, <long>(connect_timeout * 1000)),
+               "CURLOPT_CONNECTTIMEOUT_MS")
+    if s.pin != NULL or connect_to != NULL:
+        check_easy(curl_easy_setopt(e, CURLOPT_CONNECT_TO, s.pin if s.pin != NULL else connect_to),
+                   "CURLOPT_CONNECT_TO")
+    if interface:
+        name = interface.encode()
+        keep.append(name)
+        check_easy(curl_easy_setopt(e, CURLOPT_INTERFACE, <char *>name), "CURLOPT_INTERFACE")
+    if http_version == "1.1":
+        version = CURL_HTTP_VERSION_1_1
+    else:
+        version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+    check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
+
+cdef configure_tls(CURL *e, ca_file, bint verify_tls, list keep):
+    cdef bytes path = os.fsencode(ca_file) if ca_file else None
+    if path is not None:
+        keep.append(path)
+    check_easy(op_configure_tls(e, <char *>path if path is not None else NULL, verify_tls), "TLS options")
