@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from objperf.errors import ObjperfError
+from objperf.errors import ObjperfError, UsageError
 from objperf.sizes import parse_duration, parse_size
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
@@ -22,7 +22,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run ended by SIGTERM exits 143 (128 + 15), as shells report it
+_stopped_by = {"signal": signal.SIGINT}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -37,6 +38,15 @@ def size_arg(text: str) -> int:
         return parse_size(text)
     except ObjperfError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def buffer_size_arg(text: str) -> int:
+    """libcurl's receive buffer takes 1 KiB to 10 MiB (CURLOPT_BUFFERSIZE); anything else is refused, not
+    quietly replaced by the default."""
+    size = size_arg(text)
+    if not 1 << 10 <= size <= 10 << 20:
+        raise argparse.ArgumentTypeError(f"{text!r}: libcurl's buffer size is 1KiB to 10MiB")
+    return size
 
 
 def duration_arg(text: str) -> float:
@@ -91,7 +101,8 @@ def collector_paused() -> Iterator[None]:
 
 def run_main(prog: str, body: Callable[[], int]) -> int:
     """Run a command body; any failure becomes one line on stderr and a non-zero exit."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    stop = StopSignals()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         return body()
     except ObjperfError as exc:
@@ -99,14 +110,15 @@ def run_main(prog: str, body: Callable[[], int]) -> int:
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted_exit()
     except Exception as exc:  # the promise is one line, never a traceback
         if os.environ.get("OBJPERF_DEBUG"):
             raise
         print(f"{prog}: error: {type(exc).__name__}: {exc} (set OBJPERF_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_ERROR
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def exit_now(code: int) -> NoReturn:
@@ -125,8 +137,37 @@ def sayer(prog: str) -> Callable[[str], None]:
     return lambda text: print(f"{prog}: {text}", file=sys.stderr)
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
+class StopSignals:
+    """Ctrl-C and SIGTERM: the first stops the run (KeyboardInterrupt, which every run turns into a clean
+    stop); a second, while the stopped run cleans up (aborts its open uploads, writes its manifest), is
+    said and waited out; a third forces the way out."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, signum, frame):
+        self.count += 1
+        if self.count == 1:
+            _stopped_by["signal"] = signum
+            raise KeyboardInterrupt
+        if self.count == 2:
+            print("objperf: finishing clean-up (aborting open uploads, writing the dataset); "
+                  "Ctrl-C again to force", file=sys.stderr)
+            return
+        raise KeyboardInterrupt
+
+
+def interrupted_exit() -> int:
+    """128 + the signal that stopped the run: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
+    return 128 + int(_stopped_by["signal"])
+
+
+def refuse_existing_out(args) -> None:
+    """An --out that exists and is not empty is refused before any server starts or object is seeded."""
+    if getattr(args, "out", None):
+        from objperf.dataset import check_new_dataset
+
+        check_new_dataset(args.out)
 
 
 class ProgressLine:
@@ -162,9 +203,9 @@ def embedded_server(say: Callable[[str], None], *, ipv6: bool = False) -> Iterat
 
     t0 = time.monotonic()
     server = LocalSeaweed(ipv6=ipv6)
-    server.start()
-    say(f"started local SeaweedFS at {server.endpoint} in {time.monotonic() - t0:.1f} s")
     try:
+        server.start()
+        say(f"started local SeaweedFS at {server.endpoint} in {time.monotonic() - t0:.1f} s")
         yield server
     finally:
         server.stop()
@@ -210,8 +251,8 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--interface", help="local source address or NIC name")
     c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
     c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
-    c.add_argument("--buffer-size", type=size_arg,
-                   help="libcurl buffer size per slot (default 128KiB receiving, 1MiB sending)")
+    c.add_argument("--buffer-size", type=buffer_size_arg,
+                   help="libcurl buffer size per slot, 1KiB to 10MiB (default 128KiB receiving, 1MiB sending)")
 
 
 def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
@@ -232,7 +273,7 @@ def connection_kwargs(args) -> dict:
 
 def buffer_size_kwargs(args) -> dict:
     """``--buffer-size`` as a workload keyword, when given: reads and writes have their own defaults."""
-    return {"buffer_size": args.buffer_size} if args.buffer_size else {}
+    return {"buffer_size": args.buffer_size} if args.buffer_size is not None else {}
 
 
 def split_list(text: str | None) -> list[str]:
@@ -242,8 +283,35 @@ def split_list(text: str | None) -> list[str]:
 def s3_settings(args):
     from objperf.s3.client import S3Settings
 
+    check_endpoint(args.endpoint)
     return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,
-                      addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl)
+                      addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl,
+                      timeout=control_timeout(args))
+
+
+def check_endpoint(endpoint: str | None) -> None:
+    """An --endpoint is an http(s) URL with a host and, if any, a port from 1 to 65535: refused in one line
+    otherwise, before anything is sent."""
+    if endpoint is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port
+    except ValueError as exc:
+        raise UsageError(f"bad --endpoint {endpoint!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise UsageError(f"bad --endpoint {endpoint!r}: expected http(s)://HOST[:PORT]")
+
+
+def control_timeout(args) -> float:
+    """How long a control-plane call (HEAD, listing, a multipart call) may wait: bounded by --timeout and
+    by the run's --duration, so a server that accepts and never answers ends the command on time."""
+    from objperf.s3.settings import CONTROL_TIMEOUT_S
+
+    bounds = [CONTROL_TIMEOUT_S, getattr(args, "timeout", None), getattr(args, "duration", None)]
+    return max(1.0, min(b for b in bounds if b))
 
 
 def ca_bundle(args) -> str | None:
@@ -269,9 +337,18 @@ def report(prog: str, result, args, say: Callable[[str], None]) -> int:
             for path in draw_run_figures(result.rows, result.dataset):
                 say(f"figure {path}")
         say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
-    if result.status == "interrupted":
-        return EXIT_INTERRUPTED
     s = result.summary
+    left_open = s.get("uploads_left_open", [])
+    if left_open:
+        print(f"{prog}: error: {len(left_open)} multipart upload(s) left open, the store did not take the aborts; "
+              f"abort them yourself: {'; '.join(left_open)}", file=sys.stderr)
+    if result.status == "interrupted":
+        return interrupted_exit()
+    if result.status == "failed":
+        print(f"{prog}: error: {s.get('error') or 'the run failed'}", file=sys.stderr)
+        return EXIT_ERROR
+    if left_open:
+        return EXIT_ERROR
     if s["error_requests"] and s["error_requests"] + s.get("cut_requests", 0) == s["requests"]:
         # A store answering some requests with errors is a measurement; one answering none is a failed run.
         print(f"{prog}: error: no request succeeded ({s['error_requests']} failed); the summary says how",

@@ -29,13 +29,24 @@ RESERVE = ".objperf-reserve"
 RESERVE_BYTES = 64 << 10
 
 
+def check_new_dataset(path: str | Path) -> Path:
+    """``path`` as the place of a new dataset: refused in one line if it exists and is not an empty
+    directory (another run's dataset, a killed run's parts, foreign files: nothing gets mixed)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path} is a file, not a directory; choose another --out")
+    if path.is_dir() and any(path.iterdir()):
+        what = "already holds a dataset" if (path / MANIFEST).exists() else "is not empty"
+        raise UsageError(f"{path} {what}; choose another --out or remove it")
+    return path
+
+
 class DatasetWriter:
-    """Writes one run's rows and manifest into ``path`` (which must not hold a dataset yet)."""
+    """Writes one run's rows and manifest into ``path`` (which must not exist, or be an empty directory)."""
 
     def __init__(self, path: str | Path, manifest: dict):
-        self.path = Path(path)
-        if (self.path / MANIFEST).exists():
-            raise UsageError(f"{self.path} already holds a dataset; choose another --out or remove it")
+        self.path = check_new_dataset(path)
+        self._made = not self.path.exists()
         try:
             (self.path / ROWS_DIR).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -51,6 +62,15 @@ class DatasetWriter:
         tmp = self.path / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / MANIFEST)
+
+    def discard(self) -> None:
+        """Remove what this writer made, for a run refused before it sent anything: a refusal writes nothing."""
+        (self.path / MANIFEST).unlink(missing_ok=True)
+        (self.path / RESERVE).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            (self.path / ROWS_DIR).rmdir()
+            if self._made:
+                self.path.rmdir()
 
     def append(self, table: pa.Table, subdir: str = ROWS_DIR) -> None:
         """One more numbered part under ``subdir`` (rows by default, or ``samples/nic`` …)."""

@@ -19,6 +19,7 @@ from objperf.cli import (
     exit_now,
     new_parser,
     positive_int,
+    refuse_existing_out,
     report,
     run_main,
     s3_settings,
@@ -99,6 +100,7 @@ def parse_keys(text: str | None) -> list[str] | int | None:
 
 
 def _fetch(args) -> int:
+    refuse_existing_out(args)
     workload = read_workload(args)
     keys = parse_keys(args.keys)
     buckets = split_list(args.buckets)

@@ -19,6 +19,7 @@ from objperf.cli import (
     exit_now,
     new_parser,
     positive_int,
+    refuse_existing_out,
     report,
     run_main,
     s3_settings,
@@ -70,6 +71,7 @@ def _mixed(args) -> int:
     from objperf.run.writes import run_mixed
     from objperf.s3.target import resolve_read_target, split_s3_url
 
+    refuse_existing_out(args)
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
                          sink=args.sink, duration=args.duration, **connection_kwargs(args))
     reads.validate()

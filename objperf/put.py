@@ -17,6 +17,7 @@ from objperf.cli import (
     exit_now,
     new_parser,
     positive_int,
+    refuse_existing_out,
     report,
     run_main,
     s3_settings,
@@ -96,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 def _put(args) -> int:
     from objperf.run.writes import run_write
 
+    refuse_existing_out(args)
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)
     progress = ProgressLine(total_s=workload.duration)

@@ -116,8 +116,10 @@ def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
         server.limit_concurrent_reads(hot, args.throttle)
         _say(f"local server answers 503 beyond {args.throttle} reads in flight per bucket")
     parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size, "bucket": bucket,
-                  "prefix": ctx.prefix, "endpoint": ctx.client.endpoint, **settings.describe(),
+                  "prefix": ctx.prefix, **settings.describe(), "endpoint": ctx.client.endpoint,
                   "repeat": args.repeat, "threads": ctx.threads}
+    if server is not None:  # a new embedded server each time, on fresh ports: the same target
+        parameters["endpoint"] = "embedded SeaweedFS"
     out = run_sweep(args.name, steps, args.out, repeat=args.repeat, parameters=parameters, say=_say)
     table = load_steps(out)
     columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]

@@ -64,6 +64,16 @@ def test_rerun_skips_finished_steps(tmp_path):
     again = run_study("client-cpu", out)
     assert again.stderr.count("already done, kept") == 2
     assert len(load_steps(out)) == 2
+    other = run_cli("objperf.study", "client-cpu", "--quick", "--object-size", "16MiB", "--out", str(out))
+    assert other.returncode == 2 and "resumes only with the same target and options" in other.stderr
+    assert len(load_steps(out)) == 2
+
+
+def test_a_study_out_that_is_a_file_is_one_line(tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("not a study")
+    proc = run_cli("objperf.study", "client-cpu", "--quick", "--out", str(taken))
+    assert proc.returncode == 2 and "is a file" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_study_is_one_line():

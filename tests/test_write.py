@@ -35,6 +35,14 @@ def no_open_uploads(store, buckets=None) -> bool:
     return all(not store.client.open_uploads(b) for b in buckets or [store.bucket])
 
 
+@pytest.fixture(autouse=True)
+def _nothing_left_open(store):
+    """After every write test, failures included, no multipart upload is open in any bucket."""
+    yield
+    left = {b: store.client.open_uploads(b) for b in store.client.list_buckets()}
+    assert not any(left.values()), f"uploads left open: {left}"
+
+
 def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
     size = 12 * MIB + 1234
     result = write(store, tmp_path / "w", object_size=size, part_size=5 * MIB, requests=1, verify=True)

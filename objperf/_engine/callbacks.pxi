@@ -21,6 +21,11 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
             memcpy(s.errbuf + s.errlen, data, room)
             s.errlen += room
         return total
+    if s.op == OPC_GET and s.length > 0 and s.got + <int64_t>total > s.length:
+        # More than the range: the server ignored Range and is sending the whole object.  No byte of it
+        # lands past the slot's range; the transfer ends here and its row says so.
+        s.overrun = 1
+        return 0
     if sh.sink == SINK_RAM:
         room = s.cap - s.got
         if room > 0:

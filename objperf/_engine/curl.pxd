@@ -9,6 +9,7 @@ cdef extern from "curl/curl.h" nogil:
     ctypedef enum CURLcode:
         CURLE_OK
         CURLE_FAILED_INIT
+        CURLE_RANGE_ERROR
         CURLE_WRITE_ERROR
         CURLE_READ_ERROR
         CURLE_ABORTED_BY_CALLBACK

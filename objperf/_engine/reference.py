@@ -25,6 +25,7 @@ from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3
 
 _CHUNK = 1 << 20
 CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
+CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)
 
 
 class _Plan:
@@ -182,9 +183,9 @@ class RequestsEngine:
             if status >= 300:
                 s3_error = (element_text(resp.raw.read(64 << 10), "Code") or "").encode()[:S3_ERROR_BYTES]
             else:
-                got, crc, cut = self._sink_body(resp.raw, slot, key, offset, scratch)
-                if cut:
-                    curl_code = CUT_CURL_CODE
+                got, crc, ended = self._sink_body(resp.raw, slot, key, offset, length, scratch)
+                if ended:
+                    curl_code = ended
             resp.close()
         except requests.exceptions.Timeout:  # ConnectTimeout is both a Timeout and a ConnectionError
             curl_code = CURLE_OPERATION_TIMEDOUT
@@ -214,17 +215,20 @@ class RequestsEngine:
     def _time_is_up(self) -> bool:
         return self._abort or bool(self.plan.deadline and time.monotonic() >= self.plan.deadline)
 
-    def _sink_body(self, raw, slot, key, offset, scratch):
-        """(bytes received, their CRC, whether the body was cut at an abort or the deadline)"""
+    def _sink_body(self, raw, slot, key, offset, length, scratch):
+        """(bytes received, their CRC, 0 or the curl code it ended early with: cut at an abort or the deadline,
+        or more bytes than the range asked for, none of which land past it)"""
         got, crc = 0, 0
         view = memoryview(scratch)
         buf = memoryview(self._buffers[slot]) if self._buffers else None
         while True:
             if self._time_is_up():
-                return got, crc, True
+                return got, crc, CUT_CURL_CODE
             n = raw.readinto(view)
             if not n:
                 break
+            if 0 < length < got + n:
+                return got, crc, CURLE_RANGE_ERROR
             chunk = view[:n]
             if buf is not None and got < len(buf):
                 room = min(n, len(buf) - got)
@@ -235,4 +239,4 @@ class RequestsEngine:
                 crc = zlib.crc32(chunk, crc)
             got += n
             self._bytes += n
-        return got, crc, False
+        return got, crc, 0

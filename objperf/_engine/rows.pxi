@@ -111,6 +111,8 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     cdef int64_t i
     cdef long code = 0
     ts.requests_done += 1
+    if s.overrun:
+        result = CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
     if ran:
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
     if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.schema

@@ -133,6 +133,7 @@ ctypedef struct Slot:
     char *buf
     int64_t cap
     int64_t got
+    int overrun          # the server sent more than the range asked for (it ignored Range)
     long status
     int status_known
     char errbuf[ERRBUF_CAP]

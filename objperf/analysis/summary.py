@@ -148,6 +148,15 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
     ]
     if "verified" in s:
         lines.append(f"  verified     {s['verified']}")
+    if s.get("uploads_left_open"):
+        lines.append(f"  left open    {len(s['uploads_left_open'])} multipart upload(s) the store did not abort: "
+                     + "; ".join(s["uploads_left_open"]))
+    if s.get("rows_unwritten"):
+        lines.append(f"  dataset      {s['rows_unwritten']:,} rows not written to the dataset (counted above)")
+    if s.get("rows_dropped"):
+        lines.append(f"  rows         {s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them")
+    if s.get("error"):
+        lines.append(f"  failed       {s['error']}")
     lines += format_evidence(s.get("evidence", {}))
     return "\n".join(lines)
 

@@ -12,11 +12,14 @@ manifest with the status the run really ended with."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from objperf.errors import EngineError, ObjperfError
+from objperf.errors import EngineError, ObjperfError, RunFailed
 from objperf.run.recorder import Recorder
 
 STEP_S = 0.1
@@ -88,9 +91,10 @@ def drain_until_done(engine, take: Callable[[dict | None], None]) -> None:
 
 def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | None = None,
           after_engines: Iterable[Callable[[], None]] = ()) -> str:
-    """Run ``parts`` to their end; the status they ended with (``complete`` or ``interrupted``).
-    ``after_engines`` (closing sink files) run once every engine thread has ended.  On any other end
-    the manifest says ``failed`` and the exception goes on, the rows so far kept."""
+    """Run ``parts`` to their end; the status they ended with: ``complete``, ``interrupted``, or ``failed``
+    when the run could not go on (an objperf error: ``recorder.error`` says why).  ``after_engines``
+    (closing sink files) run once every engine thread has ended.  On any other end (a bug) the manifest
+    says ``failed`` and the exception goes on; the rows so far are kept either way."""
     status = "complete"
     try:
         recorder.start_clock()
@@ -100,7 +104,13 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
                 part.finish()
         except KeyboardInterrupt:
             status = "interrupted"
-            _abort_all(parts)
+            with cleanup_before_second_signal():
+                _abort_all(parts)
+        except ObjperfError as exc:  # the run could not go on (a full disk, an engine fault, a lost server)
+            status = "failed"
+            recorder.error = str(exc)
+            with cleanup_before_second_signal():
+                _abort_all(parts)
         except BaseException:
             status = "failed"
             _abort_all(parts)
@@ -108,8 +118,8 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
         finally:
             _teardown(recorder, parts, after_engines)
     except BaseException as exc:
-        reason = str(exc) if isinstance(exc, ObjperfError | OSError) else f"{type(exc).__name__}: {exc}"
-        recorder.finish("failed", extra={"error": reason})
+        recorder.error = str(exc) if isinstance(exc, ObjperfError | OSError) else f"{type(exc).__name__}: {exc}"
+        recorder.finish("failed")
         raise
     return status
 
@@ -124,6 +134,9 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
             fault = part.engine.fault
             if fault is not None:
                 raise fault
+        lost = recorder.server_lost()
+        if lost:
+            raise RunFailed(lost)
         waiting = [part for part in parts if not part.done]
         if not waiting:
             return
@@ -134,13 +147,36 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
             on_progress(last_progress, *totals)
 
 
+@contextlib.contextmanager
+def cleanup_before_second_signal():
+    """While a stopped run cleans up (cuts its requests, aborts its open uploads), a second Ctrl-C or
+    SIGTERM does not cut the clean-up short: it is said, and a third forces the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    seen = {"count": 0}
+
+    def hold(signum, frame):
+        seen["count"] += 1
+        if seen["count"] > 1:
+            raise KeyboardInterrupt
+        print("objperf: finishing clean-up (aborting open uploads); Ctrl-C again to force", file=sys.stderr)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _abort_all(parts: list[Part]) -> None:
-    """Abort every part, each whatever another's abort raised (a part with uploads open must still
-    send its aborts)."""
-    for part in parts:
+    """Abort every part, the last started first, each whatever another's abort raised (a part with
+    uploads open must still send its aborts)."""
+    for part in reversed(parts):
         try:
             part.abort()
-        except Exception as exc:  # the first error is already on its way up; this one is said
+        except Exception as exc:  # one part that cannot stop must not keep the others' aborts from going out
             print(f"objperf: while stopping the run: {exc}", file=sys.stderr)
 
 

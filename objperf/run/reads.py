@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from objperf._engine.core import Engine
+from objperf.dataset import check_new_dataset
 from objperf.errors import UsageError
 from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
@@ -84,13 +85,18 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     workload.validate()
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
-    recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
-                        buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
-                        engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
+    if out:
+        check_new_dataset(out)
     fds = open_sink_files(target, workload)
-    try:
+    engine = None
+    try:  # every refusal (memory, open files, libcurl) comes before the dataset is begun: it writes nothing
         engine = make_engine(target, workload, fds or None)
+        recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
+                            buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
+                            engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
     except BaseException:
+        if engine is not None:
+            engine.close()
         close_all(fds)
         raise
     part = ReadPart(engine, recorder, duration=workload.duration or 0.0, renew_urls=UrlRenewal(target, [engine]))
@@ -119,5 +125,6 @@ def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out:
     except BaseException:
         for part in parts:
             part.engine.close()
+        recorder.discard()
         raise
     return recorder.finish(drive(recorder, parts))

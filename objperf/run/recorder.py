@@ -19,9 +19,14 @@ from objperf.analysis.summary import summarize
 from objperf.errors import RunFailed, describe_os_error
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.sampler import Sampler
-from objperf.schema import empty_columns
+from objperf.schema import empty_columns, ok_requests
 
 FLUSH_EVERY_S = 1.0
+# A run whose connections have all been refused (or not resolved) this many times in a row, with no
+# request succeeding for this long, has lost its server: it stops and says so rather than fail on.
+LOST_AFTER_FAILURES = 100
+LOST_AFTER_S = 1.0
+CONNECT_FAILURES = (6, 7)  # couldn't resolve host, couldn't connect
 
 
 def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -80,6 +85,15 @@ class Recorder:
         self.write_error: OSError | None = None  # the dataset could not be written: rows stay in memory
         self.rows_unwritten = 0
         self.rows_dropped = 0  # rows an aborted engine could not hand over (see Engine.rows_dropped)
+        self.error: str | None = None  # why the run could not go on, when it could not
+        self._last_ok = time.monotonic()
+        self._last_ok_wall = time.time()
+        self._connect_failures = 0  # in a row, since the last success
+
+    def discard(self) -> None:
+        """The run was refused before it sent anything: leave no dataset behind."""
+        if self.writer:
+            self.writer.discard()
 
     def start_clock(self) -> None:
         # Everything alive now (imports, botocore's models) lives for the whole run: out of the
@@ -112,8 +126,26 @@ class Recorder:
         if cols is not None and len(cols["offset"]):
             self._chunks.append(cols)
             self._unflushed.append(cols)
+            self._watch_connections(cols)
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
+
+    def _watch_connections(self, cols: dict[str, np.ndarray]) -> None:
+        ok = ok_requests(cols["curl_code"], cols["status"])
+        if ok.any():
+            last = int(np.flatnonzero(ok)[-1])
+            self._connect_failures = int(np.isin(cols["curl_code"][last + 1:], CONNECT_FAILURES).sum())
+            self._last_ok, self._last_ok_wall = time.monotonic(), time.time()
+        else:
+            self._connect_failures += int(np.isin(cols["curl_code"], CONNECT_FAILURES).sum())
+
+    def server_lost(self) -> str | None:
+        """Why the run should stop because its server is gone, or None."""
+        if self._connect_failures < LOST_AFTER_FAILURES or time.monotonic() - self._last_ok < LOST_AFTER_S:
+            return None
+        since = time.strftime("%H:%M:%S", time.gmtime(self._last_ok_wall))
+        return (f"server unreachable since {since} UTC: {self._connect_failures:,} connections refused in a row; "
+                "the rows so far are kept")
 
     def flush(self) -> None:
         """Write the rows and samples gathered since the last flush.  The first time the dataset cannot
@@ -149,6 +181,14 @@ class Recorder:
             status = "failed"
         columns = concat_columns(self._chunks)
         summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
+        if status == "complete" and not summary["ok_requests"] and not summary["bytes"]:
+            cut = f", {summary['cut_requests']} cut when the run ended" if summary["cut_requests"] else ""
+            self.error = self.error or ("no request was made" if not summary["requests"] else
+                                        f"no request succeeded ({summary['error_requests']} failed{cut}) "
+                                        "and no byte moved")
+        if self.error:
+            status = "failed"
+            summary["error"] = self.error
         app_bytes = {name: d["bytes"] for name, d in summary["directions"].items()}
         summary["evidence"] = self.sampler.evidence(app_bytes, wall, self.engine_threads)
         if self.rows_unwritten:

@@ -59,13 +59,17 @@ class Upload:
         return self.submitted >= self.nparts
 
 
+def check_write_resources(workload: WriteWorkload) -> None:
+    """The open files the upload engine will need, before it is built: a socket per slot; per thread an
+    epoll set, an eventfd and a few idle connections."""
+    ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
+
+
 class Uploader:
     """Keeps an engine in queue mode fed with parts until the workload's budget or a stop: a part of the
     drive loop (``objperf.run.drive.Part``)."""
 
     def __init__(self, client: S3Client, workload: WriteWorkload, recorder: Recorder):
-        # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
-        ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
         self.client = client
         self.workload = workload
         self.recorder = recorder
@@ -88,6 +92,7 @@ class Uploader:
         self.written: list[Upload] = []
         self.failed_objects = 0
         self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
+        self.left_open: list[str] = []  # uploads whose abort the store did not take: the user's to abort
         self.deadline = 0.0
         self.stopping = False
         self.ended_on_time = False  # the deadline cut the parts in flight
@@ -156,11 +161,12 @@ class Uploader:
         self.recorder.stop_clock()
         self.unfinished_jobs = 0  # jobs queued but never started leave no row
         for upload in list(self.open.values()):
+            started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
             upload.in_flight = 0
             if not upload.failed and len(upload.etags) == upload.nparts:
                 self._complete(upload)
             else:
-                self._abort(upload, failed=upload.failed)
+                self._abort(upload, failed=upload.failed, started=started)
 
     def _abort_unanswered_create(self, upload: Upload) -> None:
         """Ctrl-C landed while CreateMultipartUpload was on the wire: the store may have opened an
@@ -171,6 +177,8 @@ class Uploader:
             found = [upload_id for key, upload_id in self.client.open_uploads(upload.bucket, upload.key)
                      if key == upload.key]
         except ObjperfError:
+            self.left_open.append(f"s3://{upload.bucket}/{upload.key} (its CreateMultipartUpload was cut and the "
+                                  "store's open uploads could not be listed: one may be open)")
             found = []
         if not found:
             self.cut_objects += 1
@@ -291,23 +299,26 @@ class Uploader:
         else:
             self._abort(upload)
 
-    def _abort(self, upload: Upload, *, failed: bool = True) -> None:
+    def _abort(self, upload: Upload, *, failed: bool = True, started: bool = True) -> None:
+        """Abort an upload; count its object failed, or cut (``started``: none of it moved, neither)."""
         self.open.pop(upload.index, None)
         if failed:
             self.failed_objects += 1
-        else:
+        elif started:
             self.cut_objects += 1
         if upload.upload_id is None:
             return
         outcome = self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
                                       UploadId=upload.upload_id)
+        if not outcome.ok and outcome.status != 404:  # 404 NoSuchUpload: nothing is left open
+            self.left_open.append(f"s3://{upload.bucket}/{upload.key} upload id {upload.upload_id}")
         self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
 
     # -- after the run ------------------------------------------------------------
 
     def summary(self) -> dict:
         return {"objects_written": len(self.written), "objects_failed": self.failed_objects,
-                "objects_cut": self.cut_objects,
+                "objects_cut": self.cut_objects, "uploads_left_open": self.left_open,
                 "written": sorted({f"s3://{u.bucket}/{u.key}" for u in self.written})[:1000]}
 
     def verify(self) -> str:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from objperf.errors import UsageError
+from objperf.dataset import check_new_dataset
+from objperf.errors import BucketNotFound, ObjperfError, UsageError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.reads import make_engine
 from objperf.run.recorder import Recorder, RunResult
-from objperf.run.uploader import Uploader
+from objperf.run.uploader import Uploader, check_write_resources
 from objperf.s3.client import S3Client, S3Settings
 from objperf.s3.target import ResolvedTarget, UrlRenewal
 
@@ -23,18 +24,30 @@ __all__ = ["run_mixed", "run_write"]
 def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path | None = None,
               on_progress: ProgressFn | None = None, create_buckets: bool = False) -> RunResult:
     workload.validate()
+    if out:
+        check_new_dataset(out)
+    check_write_resources(workload)
     client = S3Client(settings)
     for bucket in workload.buckets:
         if create_buckets:
             client.create_bucket(bucket)
         elif not client.bucket_exists(bucket):
-            raise UsageError(f"bucket {bucket!r} does not exist at {client.endpoint} (create it first)")
+            raise BucketNotFound(f"bucket {bucket!r} does not exist at {client.endpoint} (create it first)",
+                                 s3_error="NoSuchBucket")
     recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                          "buckets": list(workload.buckets)},
                         workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
-    uploader = Uploader(client, workload, recorder)
+    uploader = _uploader(client, workload, recorder)
     status = drive(recorder, [uploader], on_progress=on_progress)
     return _finish_write(recorder, uploader, status)
+
+
+def _uploader(client: S3Client, workload: WriteWorkload, recorder: Recorder) -> Uploader:
+    try:
+        return Uploader(client, workload, recorder)
+    except BaseException:  # refused before any traffic: leave no dataset behind
+        recorder.discard()
+        raise
 
 
 def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunResult:
@@ -43,11 +56,14 @@ def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunRes
     if uploader.workload.verify and status == "complete":
         extra["verified"] = uploader.verify()
     elif uploader.workload.verify:
-        extra["verified"] = "not verified: the run was interrupted"
+        extra["verified"] = f"not verified: the run {'failed' if status == 'failed' else 'was interrupted'}"
     else:
         extra["verified"] = "not verified (--verify reads every object back and compares)"
     if uploader.workload.cleanup:
-        extra["cleaned_up"] = uploader.cleanup()
+        try:
+            extra["cleaned_up"] = uploader.cleanup()
+        except ObjperfError as exc:
+            extra["cleaned_up"] = f"not cleaned up: {exc}"
     return recorder.finish(status, extra=extra)
 
 
@@ -58,6 +74,8 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
     directions in one dataset, a summary per direction."""
     read_workload.validate()
     write_workload.validate()
+    if out:
+        check_new_dataset(out)
     if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
         raise UsageError("a mixed run needs --duration (or a request or byte budget for the reads)")
     # Each engine's check counts only its own sockets; a mixed run holds both's.
@@ -75,9 +93,13 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
                         workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
                         buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
                         engine_threads=read_workload.threads + write_workload.threads)
-    reader = make_engine(read_target, read_workload, None)
     try:
-        uploader = Uploader(client, write_workload, recorder)
+        reader = make_engine(read_target, read_workload, None)
+    except BaseException:
+        recorder.discard()
+        raise
+    try:
+        uploader = _uploader(client, write_workload, recorder)
     except BaseException:
         reader.close()
         raise

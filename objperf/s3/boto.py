@@ -56,8 +56,8 @@ class BotocorePlane:
                 signature_version=UNSIGNED if settings.anonymous else "s3v4",
                 s3={"addressing_style": settings.addressing},
                 retries={"max_attempts": 1, "mode": "standard"},
-                connect_timeout=10,
-                read_timeout=120,
+                connect_timeout=settings.connect_timeout,
+                read_timeout=settings.timeout,
                 request_checksum_calculation="when_required",
                 response_checksum_validation="when_required",
             )

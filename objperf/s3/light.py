@@ -26,11 +26,10 @@ from urllib.parse import quote, urlsplit
 from objperf._engine.exchange import Exchange
 from objperf.errors import TransferFailed, refused, unreachable
 from objperf.s3 import sigv4
+from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_TIMEOUT_S
 from objperf.s3.xml import element_text
 from objperf.schema import ok_requests
 
-CONNECT_TIMEOUT_S = 10.0
-READ_TIMEOUT_S = 120.0  # as botocore is configured: completing a large upload can take a while
 DEFAULT_REGION = "us-east-1"
 
 
@@ -91,13 +90,13 @@ class LightS3:
     """Path-style URLs under one endpoint, presigned with ``objperf.s3.sigv4``; requests over libcurl."""
 
     def __init__(self, endpoint: str, region: str, keys: sigv4.Keys | None, *, ca_bundle: str | None = None,
-                 verify_tls: bool = True):
+                 verify_tls: bool = True, timeout: float = CONTROL_TIMEOUT_S):
         self.endpoint = endpoint.rstrip("/")
         self.region = region
         self.keys = keys  # None: anonymous, nothing is signed
         self.ca_bundle, self.verify_tls = ca_bundle, verify_tls
         self._lock = threading.Lock()
-        self._exchange = Exchange(ca_bundle, verify_tls, CONNECT_TIMEOUT_S, READ_TIMEOUT_S)
+        self._exchange = Exchange(ca_bundle, verify_tls, min(CONNECT_TIMEOUT_S, timeout), timeout)
 
     @classmethod
     def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
@@ -124,7 +123,8 @@ class LightS3:
             keys = env_keys(environ)
             if keys is None:
                 return None
-        return cls(settings.endpoint, region, keys, ca_bundle=settings.trusted_cas, verify_tls=settings.verify_tls)
+        return cls(settings.endpoint, region, keys, ca_bundle=settings.trusted_cas, verify_tls=settings.verify_tls,
+                   timeout=settings.timeout)
 
     def url(self, bucket: str, key: str = "") -> str:
         """The unsigned path-style URL of a bucket or an object, encoded as botocore encodes it."""

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from objperf.errors import UsageError
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
+CONTROL_TIMEOUT_S = 120.0  # completing a large upload can take a while
+CONNECT_TIMEOUT_S = 10.0
 # How long a run's presigned URLs live.  Runs sign them afresh every third of this, so a run outlasts
 # them and the temporary credentials (SSO, an assumed role) they were signed with: botocore renews
 # those ten to fifteen minutes before they expire, and each new URL is signed with what it holds then.
@@ -34,6 +36,11 @@ class S3Settings:
     credentials: tuple[str, str] | None = None
     ca_bundle: str | None = None  # over TLS: trust these CA certificates instead of the system's
     verify_tls: bool = True  # False: trust any certificate (--no-verify-ssl)
+    timeout: float = CONTROL_TIMEOUT_S  # a control-plane call waits at most this long for its next byte
+
+    @property
+    def connect_timeout(self) -> float:
+        return min(CONNECT_TIMEOUT_S, self.timeout)
 
     def describe(self) -> dict:
         """The settings that may go into a manifest: never credentials."""

@@ -181,7 +181,8 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
     trust, and no HTTP library to import."""
     from objperf._engine.exchange import Exchange
 
-    exchange = Exchange(settings.trusted_cas, settings.verify_tls, 10.0, 10.0, proxy_from_env=True)
+    exchange = Exchange(settings.trusted_cas, settings.verify_tls, settings.connect_timeout,
+                        min(10.0, settings.timeout), proxy_from_env=True)
     try:
         status, length, _ = exchange.request("HEAD", url)
         if status == 200 and length >= 0:

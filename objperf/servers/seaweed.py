@@ -92,15 +92,19 @@ class LocalSeaweed:
     # -- lifecycle --------------------------------------------------------
 
     def start(self) -> LocalSeaweed:
-        for attempt in range(1, START_ATTEMPTS + 1):
-            try:
-                return self._start_once(self.workdir / f"data-{attempt}")
-            except ServerError as exc:
-                self._stop_processes()
-                if attempt == START_ATTEMPTS or not isinstance(exc, ExitedDuringStartup):
-                    kept = self._keep_log()
-                    self.stop()
-                    raise ServerError(f"{exc}; see {kept}") from None
+        """Start the server; whatever interrupts the start (a signal included), nothing is left running."""
+        try:
+            for attempt in range(1, START_ATTEMPTS + 1):
+                try:
+                    return self._start_once(self.workdir / f"data-{attempt}")
+                except ServerError as exc:
+                    self._stop_processes()
+                    if attempt == START_ATTEMPTS or not isinstance(exc, ExitedDuringStartup):
+                        kept = self._keep_log()
+                        raise ServerError(f"{exc}; see {kept}") from None
+        except BaseException:
+            self.stop()
+            raise
         raise AssertionError("unreachable")
 
     def _start_once(self, data: Path) -> LocalSeaweed:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, load, load_samples, read_manifest
+from objperf.errors import UsageError
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
 
@@ -78,6 +79,7 @@ def step_results(rows: pd.DataFrame, summary: dict) -> dict:
 def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1, parameters: dict | None = None,
               say: Callable[[str], None] = print) -> Path:
     out = Path(out)
+    _check_resumable(out, name, parameters or {}, repeat)
     out.mkdir(parents=True, exist_ok=True)
     grid = sorted({k for step in steps for k in step.values})
     manifest = {"format": "objperf-dataset/1", "kind": "study", "study": name, "status": "running",
@@ -107,6 +109,27 @@ def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1,
     manifest["status"] = "complete"
     _assemble(out, steps, repeat, manifest)
     return out
+
+
+def _check_resumable(out: Path, name: str, parameters: dict, repeat: int) -> None:
+    """A study resumes into ``out`` only when it is the same study, against the same target, with the same
+    options: otherwise old steps would be kept under a new label.  Anything else there is refused."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} is a file, not a directory; choose another --out")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    try:
+        earlier = read_manifest(out)
+    except UsageError:
+        raise UsageError(f"{out} is not empty and holds no study; choose another --out") from None
+    same = (earlier.get("kind") == "study" and earlier.get("study") == name and earlier.get("repeat") == repeat
+            and json.loads(json.dumps(earlier.get("parameters", {}), default=str))
+            == json.loads(json.dumps(parameters, default=str)))
+    if not same:
+        was = earlier.get("parameters", {})
+        raise UsageError(f"{out} holds a {earlier.get('study', 'other')} study against "
+                         f"{was.get('endpoint', '?')} with other options; a study resumes only with the same "
+                         "target and options: choose another --out")
 
 
 def _finished(step_dir: Path) -> bool:
