@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.objperf-installed
-DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev
+# The Ruby SDK is a peer of the client comparison (the S3-vs-R2 article ran it).
+DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3
 DEMO_OUT ?= data/demo
 
 .PHONY: demo test bench lint system-deps clean
@@ -29,7 +30,7 @@ system-deps:
 	for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if ! command -v curl-config >/dev/null 2>&1 || [ ! -f /usr/include/zlib.h ] || \
 	   ! $(PYTHON) -c 'import ensurepip, venv, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || \
-	   ! command -v cc >/dev/null 2>&1; then \
+	   ! command -v cc >/dev/null 2>&1 || ! ruby -e 'require "aws-sdk-s3"' >/dev/null 2>&1; then \
 		if [ -n "$$missing" ]; then \
 			echo "installing Debian packages:$$missing"; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

@@ -12,7 +12,9 @@ import dataclasses
 import sys
 
 from objperf.cli import (
+    add_connection_args,
     add_target_args,
+    connection_kwargs,
     duration_arg,
     embedded_server,
     new_parser,
@@ -52,7 +54,18 @@ def build_parser():
     p.add_argument("--duration", "-d", type=duration_arg, help="seconds per step (default 20s, quick 1s; "
                                                                "sustained: 10m, quick 4s)")
     p.add_argument("--object-size", type=size_arg, help="size of the object read (default 1GiB, quick 32MiB)")
-    p.add_argument("--threads", type=positive_int, help="engine threads (default: cores)")
+    w = p.add_argument_group("workload (each wins over the study's default, --quick's too)")
+    w.add_argument("--concurrency", "-c", type=positive_int,
+                   help="requests in flight, reads and writes (default: 256 reads, 192 parts; quick 16)")
+    w.add_argument("--read-concurrency", type=positive_int, help="reads in flight (default: --concurrency)")
+    w.add_argument("--write-concurrency", type=positive_int, help="parts in flight (default: --concurrency)")
+    w.add_argument("--range-size", type=size_arg, help="bytes per ranged GET (default 8MiB, quick 1MiB)")
+    w.add_argument("--part-size", type=size_arg, help="bytes per uploaded part (default 32MiB, quick 5MiB)")
+    w.add_argument("--sink", choices=("ram", "discard"), help="where read bodies go (default ram)")
+    w.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="the values a study sweeps, e.g. concurrency=16,64,256,1024 or part_size=8MiB,32MiB "
+                        "(repeatable)")
+    add_connection_args(p)
     p.add_argument("--other-url", help="ceiling-proof: an unrelated http(s) URL to read beside the store")
     p.add_argument("--replicas", type=positive_int, default=8, help="hot-object: replica count (default 8)")
     p.add_argument("--replica-buckets", action="store_true",
@@ -73,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _study(args) -> int:
+    check_workload_options(args)  # before any server starts
     if args.url:
         from objperf.s3.target import split_s3_url
 
@@ -95,7 +109,7 @@ def _study(args) -> int:
 
 
 def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
-    from objperf.studies.catalog import STUDIES, StudyContext
+    from objperf.studies.catalog import FIXED, STUDIES, StudyContext
     from objperf.studies.sweep import load_steps, run_sweep
 
     if prefix and not prefix.endswith("/"):
@@ -108,8 +122,10 @@ def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
                        buckets=split_list(args.buckets), other_url=args.other_url,
                        replicas=(4 if quick and args.replicas == 8 else args.replicas),
                        replica_buckets=args.replica_buckets, server=server, url_lifetime=args.url_lifetime)
-    if args.threads:
-        ctx.threads = args.threads
+    ctx.threads = args.threads
+    ctx.read_options, ctx.write_options, ctx.grids = check_workload_options(args)
+    ctx.swept = FIXED.get(args.name, frozenset())
+    ctx.object_size_given = args.object_size is not None
     steps = STUDIES[args.name](ctx)
     if server is not None and args.name == "hot-object":
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
@@ -130,6 +146,71 @@ def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
                 ctx.client.delete_object(b, key)
     _say(f"study dataset {out}")
     return 0
+
+
+GRID_SIZES = frozenset({"part_size", "object_size", "range_size"})  # the others are counts
+
+
+def parse_grids(texts: list[str], study: str) -> dict[str, list[int]]:
+    """``--grid NAME=V1,V2,...`` for what ``study`` sweeps; anything else is one line and exit 2."""
+    from objperf.studies.catalog import GRIDS
+
+    grids: dict[str, list[int]] = {}
+    allowed = GRIDS.get(study, frozenset())
+    for text in texts:
+        name, _, values = text.partition("=")
+        name = name.strip().replace("-", "_")
+        if name not in allowed:
+            sweeps = ", ".join(sorted(allowed)) or "nothing --grid can set"
+            raise UsageError(f"bad --grid {text!r}: {study} sweeps {sweeps}")
+        try:
+            parsed = [size_arg(v) if name in GRID_SIZES else positive_int(v) for v in values.split(",") if v]
+        except Exception as exc:  # argparse's type errors: one line either way
+            raise UsageError(f"bad --grid {text!r}: {exc}") from None
+        if not parsed or any(v < 1 for v in parsed):
+            raise UsageError(f"bad --grid {text!r}: give one or more positive values")
+        grids[name] = parsed
+    return grids
+
+
+def check_workload_options(args) -> tuple[dict, dict, dict]:
+    """The read options, write options and grids given, checked against what the study sets itself."""
+    from objperf.studies.catalog import GRIDS, REFUSED
+
+    reads, writes = workload_options(args, parser_defaults())
+    grids = parse_grids(args.grid, args.name)
+    refused = sorted((set(reads) | set(writes)) & REFUSED.get(args.name, frozenset()))
+    if refused:
+        hint = f"; give its values with --grid {refused[0]}=..." if refused[0] in GRIDS.get(args.name, ()) else ""
+        raise UsageError(f"{args.name} sets {', '.join(refused)} itself in every step{hint}")
+    return reads, writes, grids
+
+
+def parser_defaults() -> dict:
+    parser = build_parser()
+    return {action.dest: action.default for action in parser._actions}
+
+
+def workload_options(args, defaults: dict) -> tuple[dict, dict]:
+    """The workload options given on the command line (not left at their defaults), for reads and for
+    writes, as workload keywords."""
+    def given(dest: str) -> bool:
+        return getattr(args, dest) is not None and getattr(args, dest) != defaults.get(dest)
+
+    common = {key: value for key, value in connection_kwargs(args).items()
+              if given({"http_version": "http"}.get(key, key))}
+    if given("threads"):
+        common["threads"] = args.threads
+    reads, writes = dict(common), dict(common)
+    read_c, write_c = args.read_concurrency or args.concurrency, args.write_concurrency or args.concurrency
+    if read_c:
+        reads["concurrency"] = read_c
+    if write_c:
+        writes["concurrency"] = write_c
+    for dest, target in (("range_size", reads), ("sink", reads), ("part_size", writes)):
+        if getattr(args, dest) is not None:
+            target[dest] = getattr(args, dest)
+    return reads, writes
 
 
 if __name__ == "__main__":

@@ -88,3 +88,54 @@ def test_a_cut_request_is_a_failure_only_once_an_error_status_arrived():
     frame = pd.DataFrame({k: list(v) for k, v in cols.items()})
     assert list(cut_rows(frame)) == [True, True, False, False]
     assert error_counts(frame)[["status", "count"]].values.tolist() == [[503, 1]]
+
+
+def test_drift_says_the_gbps_lost_from_the_first_minute_to_the_last():
+    import pandas as pd
+
+    from objperf.analysis.stats import drift
+
+    # Three minutes of back-to-back one-second requests: 2 Gbps the first minute, 1.5 the second, 1 the last.
+    seconds = np.arange(180)
+    gbps = np.select([seconds < 60, seconds < 120], [2.0, 1.5], 1.0)
+    frame = pd.DataFrame({"t_start": 1e9 + seconds, "ttfb_s": 0.0, "total_s": 1.0, "bytes": gbps * 1e9 / 8,
+                          "curl_code": 0, "status": 206, "op": "GET"})
+    result = drift(frame)
+    assert result["first_minute_gbps"] == pytest.approx(2.0, abs=0.05)
+    assert result["last_minute_gbps"] == pytest.approx(1.0, abs=0.05)
+    assert result["lost_gbps"] == pytest.approx(1.0, abs=0.1) and result["drift_gbps_per_min"] < 0
+
+
+def test_the_round_trip_and_ttfb_as_a_multiple_of_it(store):
+    from objperf.analysis.summary import format_summary
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings())
+    summary = run_read(target, ReadWorkload(concurrency=4, threads=1, range_size=RANGE, requests=40)).summary
+    assert 0 < summary["rtt_ms"] < 20  # loopback
+    assert summary["ttfb_over_rtt"] == pytest.approx(summary["ttfb_ms_p50"] / summary["rtt_ms"])
+    assert "round trip" in format_summary(summary)
+
+
+def test_a_write_cut_before_any_part_finished_says_none_was_acknowledged(store):
+    from objperf.analysis.summary import format_summary
+    from objperf.plan.writes import WriteWorkload
+    from objperf.run.writes import run_write
+
+    workload = WriteWorkload(object_size=256 << 20, part_size=128 << 20, concurrency=2, threads=1,
+                             buckets=(store.bucket,), prefix="unacked/", duration=0.3)
+    summary = run_write(store.server.settings(), workload).summary
+    write = summary["directions"]["write"]
+    assert write["acknowledged_bytes"] == 0 and write["bytes"] > 0 and write["acknowledged_gbps"] == 0
+    assert "no part finished" in format_summary(summary)
+
+
+def test_seconds_to_full_concurrency():
+    import pandas as pd
+
+    from objperf.analysis.stats import seconds_to_full_concurrency
+
+    # Three slots: the third starts 2 s after the first, while the first two are still busy.
+    frame = pd.DataFrame({"slot": [0, 1, 2, 0], "t_start": [100.0, 100.5, 102.0, 105.0],
+                          "total_s": [5.0, 4.0, 1.0, 1.0]})
+    assert seconds_to_full_concurrency(frame) == pytest.approx(2.0)
+    assert np.isnan(seconds_to_full_concurrency(frame.assign(total_s=[1.0, 1.0, 1.0, 1.0])))

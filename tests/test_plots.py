@@ -57,3 +57,15 @@ def test_sample_datasets_are_whole():
         rows = load(directory)
         assert rows.attrs["manifest"]["status"] == "complete", directory
         assert len(rows) > 0 and len(load_steps(directory)) == rows.attrs["manifest"]["steps_done"]
+
+
+def test_published_bounds_are_drawn_as_bounds():
+    import pandas as pd
+
+    published = pd.DataFrame({"condition": ["8 MiB parts", "32 MiB parts", "128 MiB parts"],
+                              "gbps": [19.0, 26.8, 19.0], "bound": ["max", "exact", "max"]})
+    ax = plots.grouped_bars(published, x="condition", y="gbps", bound="bound")
+    bars = ax.containers[0]
+    assert [bar.get_hatch() for bar in bars] == ["//", None, "//"]
+    labels = [text.get_text() for text in ax.texts]
+    assert labels == ["≤ 19.00", "26.80", "≤ 19.00"]

@@ -10,7 +10,7 @@ from objperf.analysis.published import TABLES, load_published, r2_figure
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 ARTICLES = {"r2_benchmark": "000_096cf5b1d177a900.txt", "s3_vs_r2_runs": "002_24529038e94bce61.txt",
-            "s3_vs_r2_means": "002_24529038e94bce61.txt"}
+            "s3_vs_r2_means": "002_24529038e94bce61.txt", "s3_vs_r2_setup": "002_24529038e94bce61.txt"}
 
 
 def squash(text: str) -> str:
@@ -37,6 +37,21 @@ def test_numbers_appear_in_their_sentences():
         written = f"{value:g}".replace("0.", ".") if value < 1 else f"{value:g}"
         text = sentence.replace(",", "").lower()
         assert written in text or words.get(value, "?") in text or value == 0, (value, sentence)
+
+
+def test_published_bounds_are_marked_as_bounds():
+    table = load_published("r2_benchmark")
+    assert set(table["bound"]) <= {"max", "min", "exact"}
+    bounds = table[table["bound"] == "max"]
+    assert set(bounds["value"]) == {19, 30, 0.2}  # "both land under 19", "under $30", "within 0.2%"
+    context = table[table["figure"] == "context"].set_index("metric")["value"]
+    assert (context["NIC link speed"], context["NICs in the box"], context["NICs used"]) == (100, 2, 1)
+
+
+def test_the_second_articles_setup():
+    setup = load_published("s3_vs_r2_setup").set_index("item")
+    assert setup.loc["file size", "value"] == 100 and setup.loc["S3 region", "text"] == "ap-northeast-1"
+    assert setup.loc["runs per client, provider and operation", "value"] == 5
 
 
 def test_second_article_means_match_its_runs():

@@ -11,7 +11,7 @@ from objperf.studies.sweep import load_steps
 
 GRIDS = {
     "read-concurrency": ("concurrency", [1, 4, 16]),
-    "write-part-size": ("part_size", [5 << 20, 5 << 20, 8 << 20, 8 << 20]),
+    "write-part-size": ("part_size", [8 << 20, 8 << 20, 32 << 20, 32 << 20, 128 << 20, 128 << 20]),
     "key-fanout": ("keys", [1, 1, 4, 4]),
     "bucket-fanout": ("buckets", [1, 1, 2, 2]),
     "ip-family": ("family", ["IPv4", "IPv6"]),
@@ -76,6 +76,45 @@ def test_a_study_out_that_is_a_file_is_one_line(tmp_path):
     assert proc.returncode == 2 and "is a file" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_every_study_takes_the_workloads_options(tmp_path):
+    out = tmp_path / "kf"
+    run_study("key-fanout", out, "--concurrency", "32", "--range-size", "256KiB")
+    rows = load(out)
+    reads = rows[(rows["direction"] == "read") & (rows["op"] == "GET")]
+    assert reads.groupby("step")["slot"].nunique().max() == 32  # 32 in flight, not the quick 16
+    assert (reads["length"] <= 256 << 10).all()
+    parts = rows[rows["op"].isin(["PUT", "UPLOAD_PART"])]
+    assert parts.groupby("step")["slot"].max().max() == 31
+
+
+def test_a_grid_override_is_the_sweep(tmp_path):
+    out = tmp_path / "rc"
+    run_study("read-concurrency", out, "--grid", "concurrency=2,8")
+    assert list(load_steps(out)["concurrency"]) == [2, 8]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["read-concurrency", "--grid", "concurrency=two"], "bad --grid 'concurrency=two'"),
+    (["read-concurrency", "--grid", "part_size=8MiB"], "read-concurrency sweeps concurrency"),
+    (["read-concurrency", "-c", "64"], "give its values with --grid concurrency="),
+    (["ttfb-size", "--range-size", "1MiB"], "ttfb-size sets range_size itself"),
+])
+def test_a_bad_grid_or_a_swept_option_is_one_line(flags, message, tmp_path):
+    proc = run_cli("objperf.study", *flags, "--quick", "--out", str(tmp_path / "x"))
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+
+
 def test_unknown_study_is_one_line():
     proc = run_cli("objperf.study", "fastest-ever", "--out", "/tmp/x")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_ceiling_proof_reports_the_store_and_the_other_stream_apart(trickle_url, tmp_path):
+    out = tmp_path / "cp"
+    run_study("ceiling-proof", out, "--other-url", trickle_url)
+    steps = load_steps(out).set_index("streams")
+    together, alone = steps.loc["store + other HTTP"], steps.loc["store alone"]
+    assert together["store_gbps"] > 0 and together["other_gbps"] > 0 and alone["other_gbps"] == 0
+    assert together["sum_gbps"] == pytest.approx(together["store_gbps"] + together["other_gbps"])
+    assert together["other_stream"] == trickle_url.split("/")[2] and together["nic"] == "lo"

@@ -9,11 +9,12 @@ import pandas as pd
 from objperf.errors import UsageError
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "data" / "published"
-TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means")
+TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means", "s3_vs_r2_setup")
 
 
 def load_published(name: str, root: str | Path | None = None) -> pd.DataFrame:
-    """One published table (``r2_benchmark``, ``s3_vs_r2_runs``, ``s3_vs_r2_means``) as a DataFrame."""
+    """One published table (``r2_benchmark``, ``s3_vs_r2_runs``, ``s3_vs_r2_means``, ``s3_vs_r2_setup``) as a
+    DataFrame.  ``r2_benchmark``'s ``bound`` says which values are bounds (``max``: "under 19 Gbps")."""
     if name not in TABLES:
         raise UsageError(f"no published table {name!r}; there are {', '.join(TABLES)}")
     return pd.read_csv(Path(root or PUBLISHED) / f"{name}.csv")

@@ -211,6 +211,23 @@ def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFr
     })
 
 
+def seconds_to_full_concurrency(df: pd.DataFrame) -> float:
+    """How long after its first request a run first had every slot busy (a write run ramps up while its
+    uploads are opened); NaN if it never did."""
+    data = df[df["slot"] >= 0]
+    if data.empty:
+        return float("nan")
+    slots = int(data["slot"].max()) + 1
+    starts = data["t_start"].to_numpy(dtype=float)
+    ends = starts + data["total_s"].to_numpy(dtype=float)
+    times = np.concatenate([starts, ends])
+    steps = np.concatenate([np.ones(len(starts)), -np.ones(len(ends))])
+    order = np.lexsort((steps, times))  # at equal times a request ends before the next begins
+    busy = np.cumsum(steps[order])
+    full = np.flatnonzero(busy >= slots)
+    return float(times[order][full[0]] - starts.min()) if len(full) else float("nan")
+
+
 def drift_line(df: pd.DataFrame, *, bin_s: float = 1.0) -> tuple[pd.DataFrame, float, float]:
     """The throughput timeline without its partial first and last bins, and the least-squares line through
     it: (timeline, slope in Gbps per second, intercept in Gbps); NaNs when fewer than two bins remain."""
@@ -228,12 +245,19 @@ def drift(df: pd.DataFrame, *, bin_s: float = 1.0) -> dict:
     and failed requests per minute."""
     timeline, slope_per_s, _ = drift_line(df, bin_s=bin_s)
     if np.isnan(slope_per_s):
-        return {"drift_gbps_per_min": float("nan"), "spread_gbps": float("nan"), "mean_gbps": float("nan"),
-                "errors_per_min": float("nan")}
+        return dict.fromkeys(("drift_gbps_per_min", "first_minute_gbps", "last_minute_gbps", "lost_gbps",
+                              "spread_gbps", "mean_gbps", "errors_per_min"), float("nan"))
     slope = slope_per_s * 60
+    # As the article says it: Gbps lost from the first minute to the last (a third of a shorter run each).
+    window = min(60.0, (timeline["t_s"].max() - timeline["t_s"].min()) / 3)
+    first = timeline[timeline["t_s"] <= timeline["t_s"].min() + window]["gbps"].mean()
+    last = timeline[timeline["t_s"] >= timeline["t_s"].max() - window]["gbps"].mean()
     span_min = max((df["t_start"].max() - df["t_start"].min()) / 60, 1e-9)
     return {
         "drift_gbps_per_min": float(slope),
+        "first_minute_gbps": float(first),
+        "last_minute_gbps": float(last),
+        "lost_gbps": float(first - last),
         "spread_gbps": float(np.percentile(timeline["gbps"], 95) - np.percentile(timeline["gbps"], 5)),
         "mean_gbps": float(timeline["gbps"].mean()),
         "errors_per_min": float(failed_rows(df).sum() / span_min),

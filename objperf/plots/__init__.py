@@ -76,15 +76,27 @@ def part_size_curves(steps: pd.DataFrame, *, ax=None, title: str | None = None):
                              title=title or "Write throughput by part size")
 
 
+BOUND_MARKS = {"max": "≤ ", "min": "≥ ", "exact": ""}
+
+
 def grouped_bars(steps: pd.DataFrame, *, ax=None, x: str, y: str = "steady_gbps", hue: str | None = None,
-                 ylabel: str = "throughput (Gbps)", title: str | None = None):
-    """Bars of ``y`` per ``x`` (and ``hue``): IPv4/IPv6, key and bucket fan-out, mixed, load generators."""
+                 ylabel: str = "throughput (Gbps)", title: str | None = None, bound: str | None = None):
+    """Bars of ``y`` per ``x`` (and ``hue``): IPv4/IPv6, key and bucket fan-out, mixed, load generators.
+    ``bound`` names a column saying which values are published bounds (``max``: "under 19 Gbps", ``min``)
+    rather than figures: those bars are hatched and pale, their labels read "≤ 19"."""
     ax = _axes(ax)
     sns.barplot(data=steps, x=x, y=y, hue=hue, ax=ax, errorbar=("pi", 100))
     ax.set(xlabel=x.replace("_", " "), ylabel=ylabel,
            title=title or f"{ylabel.split(' (')[0].capitalize()} by {x.replace('_', ' ')}")
+    kinds = list(steps[bound]) if bound and hue is None else []
     for container in ax.containers:
-        ax.bar_label(container, fmt="%.2f", fontsize=8)
+        labels = [f"{BOUND_MARKS.get(kinds[i] if i < len(kinds) else 'exact', '')}{bar.get_height():.2f}"
+                  for i, bar in enumerate(container)]
+        for i, bar in enumerate(container):
+            if i < len(kinds) and kinds[i] in ("max", "min"):
+                bar.set_hatch("//")
+                bar.set_alpha(0.45)
+        ax.bar_label(container, labels=labels, fontsize=8)
     return ax
 
 

@@ -40,6 +40,11 @@ class StudyContext:
     replica_buckets: bool = False  # spread hot-object replicas over buckets (a per-bucket throttle)
     server: object | None = None  # the embedded LocalSeaweed, when there is one
     url_lifetime: int = URL_LIFETIME_S
+    object_size_given: bool = False  # --object-size was given: every step writes objects of that size
+    # Workload options the user gave: they win over every study default, --quick's too.
+    read_options: dict = field(default_factory=dict)
+    write_options: dict = field(default_factory=dict)
+    grids: dict[str, list] = field(default_factory=dict)  # --grid: the values of what a study sweeps
     _client: S3Client | None = None
 
     @property
@@ -50,11 +55,25 @@ class StudyContext:
 
     @property
     def range_size(self) -> int:
-        return 1 * MIB if self.quick else 8 * MIB
+        return self.read_options.get("range_size", 1 * MIB if self.quick else 8 * MIB)
 
     @property
     def part_size(self) -> int:
-        return 5 * MIB if self.quick else 32 * MIB
+        return self.write_options.get("part_size", 5 * MIB if self.quick else 32 * MIB)
+
+    @property
+    def read_concurrency(self) -> int:
+        """Reads in flight where a study does not sweep them: the article's 256 (16 with --quick)."""
+        return self.read_options.get("concurrency", 16 if self.quick else 256)
+
+    @property
+    def write_concurrency(self) -> int:
+        """Parts in flight where a study does not sweep them: the article's 192 (16 with --quick)."""
+        return self.write_options.get("concurrency", 16 if self.quick else 192)
+
+    def grid(self, name: str, quick: list, full: list) -> list:
+        """The values a study sweeps ``name`` over: --grid's, else the quick or the full study's."""
+        return self.grids.get(name) or (quick if self.quick else full)
 
     def key(self, *parts: str) -> str:
         return self.prefix + "/".join(parts)
@@ -69,14 +88,20 @@ class StudyContext:
         self.client.put_large_object(bucket, key, payload_parts(size, part_size=max(self.part_size, 8 * MIB)))
 
     def reads(self, **kw) -> ReadWorkload:
-        return ReadWorkload(**{"concurrency": 16, "threads": self.threads, "range_size": self.range_size,
-                               "duration": self.duration, **kw})
+        """A step's read workload: the study's defaults, its step's values, then the user's options."""
+        swept = {k: v for k, v in kw.items() if k in self.swept}
+        return ReadWorkload(**{"concurrency": self.read_concurrency, "threads": self.threads,
+                               "range_size": self.range_size, "duration": self.duration, **kw,
+                               **self.read_options, **swept})
 
     def writes(self, **kw) -> WriteWorkload:
+        swept = {k: v for k, v in kw.items() if k in self.swept}
         return WriteWorkload(**{"object_size": self.object_size, "part_size": self.part_size,
-                                "url_lifetime": self.url_lifetime,
-                                "concurrency": 16, "threads": self.threads, "buckets": (self.bucket,),
-                                "duration": self.duration, **kw})
+                                "url_lifetime": self.url_lifetime, "concurrency": self.write_concurrency,
+                                "threads": self.threads, "buckets": (self.bucket,), "duration": self.duration,
+                                **kw, **self.write_options, **swept})
+
+    swept: frozenset = frozenset()  # the keys the running study sweeps: its steps' values win there
 
     def read_step(self, values: dict, target: Callable[[], ResolvedTarget], **workload) -> Step:
         return Step(values, lambda out: run_read(target(), self.reads(**workload), out=out))
@@ -101,16 +126,21 @@ def read_concurrency(ctx: StudyContext) -> list[Step]:
     """GET throughput against concurrency."""
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
-    grid = _q(ctx, [1, 4, 16], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+    grid = ctx.grid("concurrency", [1, 4, 16], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
     return [ctx.read_step({"concurrency": c}, ctx.target([key]), concurrency=c) for c in grid]
 
 
 def write_part_size(ctx: StudyContext) -> list[Step]:
-    """PUT throughput against concurrency for several part sizes."""
-    parts = _q(ctx, [5 * MIB, 8 * MIB], [8 * MIB, 32 * MIB, 128 * MIB])
-    grid = _q(ctx, [2, 4], [16, 64, 128, 192, 256])
-    size = _q(ctx, 16 * MIB, max(ctx.object_size, 1 << 30))
-    return [ctx.write_step({"part_size": p, "concurrency": c}, object_size=size, part_size=p, concurrency=c,
+    """PUT throughput against concurrency for the article's three part sizes (8, 32 and 128 MiB)."""
+    parts = ctx.grid("part_size", [8 * MIB, 32 * MIB, 128 * MIB], [8 * MIB, 32 * MIB, 128 * MIB])
+    grid = ctx.grid("concurrency", [2, 4], [16, 64, 128, 192, 256])
+
+    def size(part: int) -> int:  # objects of several parts each, whatever the part
+        if ctx.object_size_given and ctx.object_size > part:
+            return ctx.object_size
+        return _q(ctx, 2 * part, max(ctx.object_size, 8 * part))
+
+    return [ctx.write_step({"part_size": p, "concurrency": c}, object_size=size(p), part_size=p, concurrency=c,
                            prefix=ctx.key("write-part-size/"), cleanup=True)
             for p in parts for c in grid]
 
@@ -119,7 +149,7 @@ def key_fanout(ctx: StudyContext) -> list[Step]:
     """One key against many, for writes and reads."""
     steps = []
     size = _q(ctx, 8 * MIB, 256 * MIB)
-    for keys in _q(ctx, [1, 4], [1, 32]):
+    for keys in ctx.grid("keys", [1, 4], [1, 32]):
         prefix = ctx.key(f"key-fanout/k{keys}/")
         steps.append(ctx.write_step({"direction": "write", "keys": keys}, keys=keys, object_size=size,
                                     prefix=prefix))
@@ -135,20 +165,24 @@ def key_fanout(ctx: StudyContext) -> list[Step]:
 
 
 def bucket_fanout(ctx: StudyContext) -> list[Step]:
-    """One bucket against two, for writes and reads."""
-    if len(ctx.buckets) < 2:
-        raise UsageError("bucket-fanout needs two buckets: --buckets b1,b2")
+    """One bucket against two, for writes and reads.  Each bucket gets the full load, as the article ran a
+    loader per bucket: with two buckets, twice the requests in flight (the steps table's concurrency)."""
+    counts = ctx.grid("buckets", [1, 2], [1, 2])
+    if len(ctx.buckets) < max(counts):
+        raise UsageError(f"bucket-fanout needs {max(counts)} buckets: --buckets b1,b2")
     key = ctx.key("bucket-fanout/read-object")
     size = _q(ctx, 8 * MIB, 256 * MIB)
-    for bucket in ctx.buckets[:2]:
+    for bucket in ctx.buckets[:max(counts)]:
         ctx.ensure_object(bucket, key, size)
     steps = []
-    for count in (1, 2):
+    for count in counts:
         chosen = ctx.buckets[:count]
-        steps.append(ctx.write_step({"direction": "write", "buckets": count}, buckets=tuple(chosen),
-                                    keys=_q(ctx, 2, 32), object_size=size, prefix=ctx.key("bucket-fanout/w/"),
-                                    cleanup=True))
-        steps.append(ctx.read_step({"direction": "read", "buckets": count}, ctx.target([key], buckets=chosen)))
+        writers, readers = ctx.write_concurrency * count, ctx.read_concurrency * count
+        steps.append(ctx.write_step({"direction": "write", "buckets": count, "concurrency": writers},
+                                    buckets=tuple(chosen), keys=_q(ctx, 2, 32) * count, object_size=size,
+                                    prefix=ctx.key("bucket-fanout/w/"), cleanup=True, concurrency=writers))
+        steps.append(ctx.read_step({"direction": "read", "buckets": count, "concurrency": readers},
+                                   ctx.target([key], buckets=chosen), concurrency=readers))
     return steps
 
 
@@ -203,8 +237,9 @@ def sustained(ctx: StudyContext) -> list[Step]:
 
 def ttfb_size(ctx: StudyContext) -> list[Step]:
     """TTFB and throughput against object size: where a store is request-rate bound."""
-    sizes = _q(ctx, [1 << 10, 64 << 10, 1 * MIB, 8 * MIB],
-               [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB])
+    sizes = ctx.grid("object_size", [1 << 10, 64 << 10, 1 * MIB, 8 * MIB],
+                     [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB,
+                      256 * MIB])
     steps = []
     for size in sizes:
         key = ctx.key(f"ttfb-size/{size}")
@@ -233,7 +268,7 @@ def hot_object(ctx: StudyContext) -> list[Step]:
             ctx.ensure_object(ctx.bucket, name, size)
         spread = ctx.target(names)
     single = ctx.target([key])
-    grid = _q(ctx, [16, 48], [16, 32, 64, 128, 256, 512, 1024, 2048])
+    grid = ctx.grid("concurrency", [16, 48], [16, 32, 64, 128, 256, 512, 1024, 2048])
     steps = []
     for variant, target in (("single", single), (f"{replicas} replicas", spread)):
         for c in grid:
@@ -258,8 +293,29 @@ def ceiling_proof(ctx: StudyContext) -> list[Step]:
         other = resolve_read_target(other_url, ctx.settings)
         return run_reads_together([(store, ctx.reads()), (other, ctx.reads())], out=out)
 
-    return [ctx.read_step({"streams": "store alone"}, ctx.target([key])),
-            Step({"streams": "store + other HTTP"}, together)]
+    other_stream = urlsplit(ctx.other_url).netloc if ctx.other_url else "the same store (no --other-url)"
+    steps = [ctx.read_step({"streams": "store alone"}, ctx.target([key])),
+             Step({"streams": "store + other HTTP"}, together)]
+    for step in steps:
+        step.measure = lambda rows, summary: stream_shares(rows, summary, other_stream)
+    return steps
+
+
+def stream_shares(rows, summary: dict, other_stream: str) -> dict:
+    """The store's stream and the other stream apart, and their sum against the NIC's link speed (the
+    article's "82.75 of 100 Gbps")."""
+    from objperf.run.metadata import nic_speeds
+
+    wall = max(summary["wall_s"], 1e-9)
+    store = rows["bucket"].astype(str) != ""  # the other stream is read as a plain http(s) URL
+    store_gbps = float(rows.loc[store, "bytes"].sum()) * 8 / wall / 1e9
+    other_gbps = float(rows.loc[~store, "bytes"].sum()) * 8 / wall / 1e9
+    nic = summary.get("evidence", {}).get("nic", "")
+    link_mbps = nic_speeds().get(nic)
+    link_gbps = link_mbps / 1000 if link_mbps else float("nan")
+    return {"store_gbps": store_gbps, "other_gbps": other_gbps, "sum_gbps": store_gbps + other_gbps,
+            "nic": nic, "nic_link_gbps": link_gbps, "of_link_pct": (store_gbps + other_gbps) / link_gbps * 100,
+            "other_stream": other_stream}
 
 
 def client_cpu(ctx: StudyContext) -> list[Step]:
@@ -267,7 +323,7 @@ def client_cpu(ctx: StudyContext) -> list[Step]:
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
     cores = os.cpu_count() or 1
-    grid = _q(ctx, [1, 2], sorted({1, 2, 4, 8, 16, cores, 2 * cores}))
+    grid = ctx.grid("threads", [1, 2], sorted({1, 2, 4, 8, 16, cores, 2 * cores}))
     return [ctx.read_step({"threads": t}, ctx.target([key]), threads=t, concurrency=_q(ctx, 8, 256))
             for t in grid]
 
@@ -285,3 +341,23 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "ceiling-proof": ceiling_proof,
     "client-cpu": client_cpu,
 }
+
+# What each study sweeps, by workload keyword: what --grid may set.  A step also fixes some keywords
+# itself (its ``FIXED``): the user's options never override those, and giving one is refused.
+GRIDS: dict[str, frozenset[str]] = {
+    "read-concurrency": frozenset({"concurrency"}),
+    "write-part-size": frozenset({"part_size", "concurrency"}),
+    "key-fanout": frozenset({"keys"}),
+    "bucket-fanout": frozenset({"buckets"}),
+    "ttfb-size": frozenset({"object_size"}),
+    "hot-object": frozenset({"concurrency"}),
+    "client-cpu": frozenset({"threads"}),
+}
+FIXED: dict[str, frozenset[str]] = {
+    **GRIDS,
+    "bucket-fanout": frozenset({"buckets", "concurrency"}),  # the user's -c is each bucket's share
+    "ip-family": frozenset({"ip", "connect_to"}),
+    "ttfb-size": frozenset({"object_size", "range_size"}),
+    "hot-object": frozenset({"concurrency", "range_size"}),
+}
+REFUSED = {name: keys - ({"concurrency"} if name == "bucket-fanout" else set()) for name, keys in FIXED.items()}

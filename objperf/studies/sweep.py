@@ -46,7 +46,13 @@ class Step:
 
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:
     """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
-    from objperf.analysis.stats import cut_rows, failed_rows, first_byte_rows, steady_gbps
+    from objperf.analysis.stats import (
+        cut_rows,
+        failed_rows,
+        first_byte_rows,
+        seconds_to_full_concurrency,
+        steady_gbps,
+    )
 
     data = rows[rows["slot"] >= 0]
     gets = data[first_byte_rows(data) & (data["op"] == "GET")]
@@ -69,6 +75,10 @@ def step_results(rows: pd.DataFrame, summary: dict) -> dict:
         "requests_per_s": summary["requests_per_s"],
         "ttfb_ms_p50": float(np.percentile(gets["ttfb_s"] * 1000, 50)) if len(gets) else float("nan"),
         "ttfb_ms_p99": float(np.percentile(gets["ttfb_s"] * 1000, 99)) if len(gets) else float("nan"),
+        "rtt_ms": summary.get("rtt_ms", float("nan")),
+        "ttfb_over_rtt": summary.get("ttfb_over_rtt", float("nan")),
+        "write_acknowledged_gbps": summary["directions"].get("write", {}).get("acknowledged_gbps", 0.0),
+        "seconds_to_full_concurrency": seconds_to_full_concurrency(data) if len(data) else float("nan"),
         "nic_rx_gbps": evidence.get("nic_rx_bytes", 0) * 8 / wall / 1e9,
         "nic_tx_gbps": evidence.get("nic_tx_bytes", 0) * 8 / wall / 1e9,
         "client_cores_busy": evidence.get("client_cores_busy", float("nan")),
