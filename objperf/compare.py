@@ -1,7 +1,8 @@
 """``python -m objperf.compare`` — download and upload the same object with every
-available client (objperf, s5cmd, the AWS CLI, boto3, the AWS CRT, curl) against
-one or more targets, interleaved, N repetitions; every run verified by hash,
-measured from outside, one row per client run in a dataset.
+available client (objperf, s5cmd, the AWS CLI as shipped and tuned, boto3, the AWS
+CRT, the Ruby SDK, curl) against one or more targets, interleaved, N repetitions;
+every run verified by hash, measured from outside, one row per client run in a
+dataset.
 
 The second article's experiment is ``--size 100MiB --repeat 5`` with two
 targets: its per-run and mean table comes out shaped like the article's."""

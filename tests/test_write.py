@@ -291,6 +291,8 @@ def test_put_to_a_missing_bucket(store):
 def test_ctrl_c_before_an_upload_id_arrives_still_leaves_nothing_open(store, monkeypatch):
     """Ctrl-C after the store opened an upload but before its answer was read: the id was never
     learnt, so the run finds the upload by its key and aborts it."""
+    import _thread
+
     from objperf.s3.client import S3Client
 
     sent = S3Client.attempt
@@ -299,7 +301,8 @@ def test_ctrl_c_before_an_upload_id_arrives_still_leaves_nothing_open(store, mon
         outcome = sent(self, method, **params)
         if method == "create_multipart_upload":
             assert store.client.open_uploads(store.bucket), "the store opened the upload"
-            raise KeyboardInterrupt
+            _thread.interrupt_main()  # Ctrl-C, while the answer is lost on the way
+            raise ConnectionResetError("the answer never arrived")
         return outcome
 
     monkeypatch.setattr(S3Client, "attempt", interrupted_before_the_answer)
@@ -337,3 +340,16 @@ def test_a_url_lifetime_outside_sigv4s_range_is_refused_before_anything_is_sent(
         write(store, object_size=3000, requests=1, url_lifetime=8 * 24 * 3600)
     with pytest.raises(UsageError, match="URL lifetime"):
         resolve_read_target(f"s3://{store.bucket}/data/small.bin", store.server.settings(), url_lifetime=1)
+
+
+def test_uploads_are_opened_ahead_several_at_once(store):
+    # Two parts per object and 16 in flight: eight uploads must be open at once to fill the slots.
+    result = write(store, object_size=10 * MIB, part_size=5 * MIB, concurrency=16, requests=24, verify=True)
+    rows = result.rows
+    creates = rows[rows["op"] == "CREATE_MPU"].sort_values("t_start")
+    assert len(creates) == 24 and (creates["status"] == 200).all()
+    starts, ends = creates["t_start"].to_numpy(), (creates["t_start"] + creates["total_s"]).to_numpy()
+    overlapping = sum(1 for i in range(1, len(starts)) if starts[i] < ends[:i].max())
+    assert overlapping > 0  # some CreateMultipartUpload went out before an earlier one was answered
+    assert result.summary["objects_written"] == 24 and result.summary["verified"].startswith("ok")
+    assert no_open_uploads(store)

@@ -150,11 +150,15 @@ def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: 
 
 
 def timing_runs(runs: pd.DataFrame, *, ax=None, title: str | None = None):
-    """Seconds per run for each client, provider and operation (the S3-vs-R2 article's tables)."""
-    ax = _axes(ax, size=(8, 4))
+    """Seconds per run for each client, provider and operation (the S3-vs-R2 article's tables).  The figure
+    widens with the number of client and operation pairs, and their labels slant, so none overlap."""
     data = runs.assign(series=runs["client"] + " " + runs["operation"])
+    ax = _axes(ax, size=(max(8.0, 0.9 * data["series"].nunique()), 4.5))
     sns.barplot(data=data, x="series", y="seconds", hue="provider", ax=ax, errorbar=("pi", 100))
     sns.stripplot(data=data, x="series", y="seconds", hue="provider", dodge=True, ax=ax, palette="dark:black", size=3,
                   legend=False)
     ax.set(xlabel="", ylabel="time per run (s)", title=title or "100 MiB upload and download, five runs")
+    ax.tick_params(axis="x", rotation=35)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
     return ax

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +60,11 @@ class Upload:
         return self.submitted >= self.nparts
 
 
+OPEN_AHEAD = 8  # CreateMultipartUpload calls in flight at most
+NOTHING_SENT = (0, 6, 7)  # an answer, or a request that never left (host unresolved, connection refused)
+STEP_S = 0.1
+
+
 def check_write_resources(workload: WriteWorkload) -> None:
     """The open files the upload engine will need, before it is built: a socket per slot; per thread an
     epoll set, an eventfd and a few idle connections."""
@@ -97,7 +103,11 @@ class Uploader:
         self.stopping = False
         self.ended_on_time = False  # the deadline cut the parts in flight
         self._put_urls: dict[tuple[str, str], tuple[str, float]] = {}  # URL, when it was signed
-        self._creating: Upload | None = None  # its CreateMultipartUpload has been sent, no answer read yet
+        # Multipart uploads are opened ahead of need, several CreateMultipartUpload calls at once, so the
+        # slots fill within the first second even with few large parts per upload.
+        self._opener = ThreadPoolExecutor(OPEN_AHEAD, thread_name_prefix="objperf-open") \
+            if workload.multipart else None
+        self._opening: dict[Future, Upload] = {}  # CreateMultipartUpload sent, its answer not yet taken in
 
     # -- the loop ---------------------------------------------------------------
 
@@ -108,7 +118,7 @@ class Uploader:
 
     @property
     def done(self) -> bool:
-        return self.stopping and not self.open and self.unfinished_jobs == 0
+        return self.stopping and not self.open and self.unfinished_jobs == 0 and not self._opening
 
     def step(self) -> None:
         """Take finished parts in, complete or abort what can be, feed the engine."""
@@ -142,13 +152,15 @@ class Uploader:
             drain_until_done(self.engine, self._take)
         finally:
             self._abort_open(abort)
+            if self._opener is not None:
+                self._opener.shutdown(wait=False)
 
     def _abort_open(self, interrupted: bool) -> None:
+        self._collect_opened(wait_all=True)  # uploads still being opened are aborted too
         for upload in list(self.open.values()):
+            started = upload.submitted > 0
             upload.in_flight = 0
-            self._abort(upload, failed=not interrupted)
-        if self._creating is not None:
-            self._abort_unanswered_create(self._creating)
+            self._abort(upload, failed=not interrupted and started, started=started)
 
     def _end_on_time(self) -> None:
         """The run's time is up: the engine cuts the parts in flight, as it cuts reads (here, if this
@@ -168,11 +180,10 @@ class Uploader:
             else:
                 self._abort(upload, failed=upload.failed, started=started)
 
-    def _abort_unanswered_create(self, upload: Upload) -> None:
-        """Ctrl-C landed while CreateMultipartUpload was on the wire: the store may have opened an
-        upload whose id never reached us.  Keys are the run's own, so every upload open on this
-        exact key is this run's; abort them rather than leave parts to be billed."""
-        self._creating = None
+    def _abort_unanswered_create(self, upload: Upload, *, count: bool = True) -> None:
+        """CreateMultipartUpload went out but its answer never came in (lost, timed out, cut): the store
+        may have opened an upload whose id never reached us.  Keys are the run's own, so every upload
+        open on this exact key is this run's; abort them rather than leave parts to be billed."""
         try:
             found = [upload_id for key, upload_id in self.client.open_uploads(upload.bucket, upload.key)
                      if key == upload.key]
@@ -180,11 +191,11 @@ class Uploader:
             self.left_open.append(f"s3://{upload.bucket}/{upload.key} (its CreateMultipartUpload was cut and the "
                                   "store's open uploads could not be listed: one may be open)")
             found = []
-        if not found:
+        if not found and count:
             self.cut_objects += 1
         for upload_id in found:
             upload.upload_id = upload_id
-            self._abort(upload, failed=False)
+            self._abort(upload, failed=False, started=count)
 
     # -- internals ----------------------------------------------------------------
 
@@ -227,39 +238,79 @@ class Uploader:
 
     def _feed(self) -> None:
         while self.unfinished_jobs < self.depth and not self._time_is_up():  # a CREATE_MPU may take it past
+            self._collect_opened()
             upload = next((u for u in self.open.values() if not u.all_submitted and not u.failed), None)
             if upload is None:
-                if self.stopping or self._budget_spent():
-                    self.stopping = True
-                    return
-                upload = self._begin()
+                if not (self.stopping or self._budget_spent()):
+                    upload = self._begin()
                 if upload is None:
-                    return
+                    if not self._opening:
+                        if self.stopping or self._budget_spent():
+                            self.stopping = True
+                        return
+                    if not self._collect_opened(wait_s=STEP_S):  # nothing else to send meanwhile
+                        return
+                    continue
             self._submit_part(upload)
 
+    def _parts_wanted(self) -> int:
+        """Parts the queue could take now beyond those of uploads open or being opened."""
+        ready = sum(u.nparts - u.submitted for u in self.open.values() if not u.failed)
+        return self.depth - self.unfinished_jobs - ready - len(self._opening) * self.workload.parts_per_object
+
     def _begin(self) -> Upload | None:
+        """The next object: a single PUT's upload at once; for multipart, CreateMultipartUpload calls sent
+        ahead (up to OPEN_AHEAD at a time, as many as the queue wants parts), and None (not open yet)."""
+        w = self.workload
+        if not w.multipart:
+            upload = self._reserve()
+            self.open[upload.index] = upload
+            return upload
+        while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
+               and not (self.stopping or self._budget_spent())):
+            upload = self._reserve()
+            future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
+                                         Key=upload.key)
+            self._opening[future] = upload
+        return None
+
+    def _reserve(self) -> Upload:
         bucket, key = self.targets[self.objects_started % len(self.targets)]
         index = len(self.recorder.labels["keys"])  # rows name objects by their place in the labels
         self.recorder.labels["buckets"].append(bucket)
         self.recorder.labels["keys"].append(key)
         self.objects_started += 1
-        w = self.workload
-        upload = Upload(index, bucket, key, w.object_size, w.parts_per_object)
-        if w.multipart:
-            self._creating = upload
-            outcome = self.client.attempt("create_multipart_upload", Bucket=bucket, Key=key)
-            self._creating = None
-            self.recorder.add(control_row("CREATE_MPU", index, outcome))
+        return Upload(index, bucket, key, self.workload.object_size, self.workload.parts_per_object)
+
+    def _collect_opened(self, *, wait_s: float = 0.0, wait_all: bool = False) -> int:
+        """Take in the answers of CreateMultipartUpload calls (waiting up to ``wait_s`` for one, or for all);
+        how many uploads opened."""
+        if not self._opening:
+            return 0
+        if wait_all or wait_s:
+            wait(list(self._opening), timeout=None if wait_all else wait_s,
+                 return_when=ALL_COMPLETED if wait_all else FIRST_COMPLETED)
+        opened = 0
+        for future in [f for f in self._opening if f.done()]:
+            upload = self._opening.pop(future)
+            if future.exception() is not None:  # the answer was lost: an upload may be open on the store
+                self._abort_unanswered_create(upload)
+                continue
+            outcome = future.result()
+            self.recorder.add(control_row("CREATE_MPU", upload.index, outcome))
             if not outcome.ok:
                 self.failed_objects += 1
                 if outcome.status in (401, 403) or outcome.curl_code:
                     self.stopping = True  # every further object would fail the same way
-                return None
+                if outcome.curl_code not in NOTHING_SENT:
+                    self._abort_unanswered_create(upload, count=False)
+                continue
             upload.upload_id = outcome.response["UploadId"]
-            upload.part_url = self.client.part_url_signer(bucket, key, upload.upload_id,
+            upload.part_url = self.client.part_url_signer(upload.bucket, upload.key, upload.upload_id,
                                                           expires=self.workload.url_lifetime)
-        self.open[index] = upload
-        return upload
+            self.open[upload.index] = upload
+            opened += 1
+        return opened
 
     def _submit_part(self, upload: Upload) -> None:
         number = upload.submitted + 1

@@ -6,7 +6,8 @@ the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
 at all, the region given, no proxy — this module does them with the standard
-library and one kept libcurl handle (``objperf._engine.exchange``),
+library and kept libcurl handles (``objperf._engine.exchange``; one more for each call made
+at the same time, as a write run opens uploads ahead),
 and a command starts about 0.4 s sooner.  Anything else (profiles,
 AWS's own endpoints, virtual hosts, config files, listing, bucket set-up,
 verification) goes through botocore, as before.
@@ -96,7 +97,9 @@ class LightS3:
         self.keys = keys  # None: anonymous, nothing is signed
         self.ca_bundle, self.verify_tls = ca_bundle, verify_tls
         self._lock = threading.Lock()
-        self._exchange = Exchange(ca_bundle, verify_tls, min(CONNECT_TIMEOUT_S, timeout), timeout)
+        self._new_exchange = lambda: Exchange(ca_bundle, verify_tls, min(CONNECT_TIMEOUT_S, timeout), timeout)
+        self._exchange = self._new_exchange()  # the one sequential calls share, with its kept connection
+        self._idle = [self._exchange]  # calls made at once (uploads opened ahead) take one each
 
     @classmethod
     def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
@@ -196,5 +199,10 @@ class LightS3:
         pay a handshake each), opened again when the server has closed it."""
         url = self.presign(method, bucket, key, 300, params)
         with self._lock:
-            status, length, content = self._exchange.request(method, url, body)
+            exchange = self._idle.pop() if self._idle else self._new_exchange()
+        try:
+            status, length, content = exchange.request(method, url, body)
+        finally:
+            with self._lock:
+                self._idle.append(exchange)
         return Answer(status, length if length >= 0 else None, content)
