@@ -353,3 +353,28 @@ def test_uploads_are_opened_ahead_several_at_once(store):
     assert overlapping > 0  # some CreateMultipartUpload went out before an earlier one was answered
     assert result.summary["objects_written"] == 24 and result.summary["verified"].startswith("ok")
     assert no_open_uploads(store)
+
+
+def test_uploads_still_being_opened_when_the_time_is_up_are_aborted_and_the_run_ends(store, monkeypatch):
+    import threading
+
+    from objperf.s3.client import S3Client
+
+    answer = S3Client.attempt
+
+    def slow_create(self, method, **params):
+        if method == "create_multipart_upload":
+            time.sleep(0.6)  # still on the wire when the run's 0.3 s are up
+        return answer(self, method, **params)
+
+    monkeypatch.setattr(S3Client, "attempt", slow_create)
+    results = []
+    run = threading.Thread(target=lambda: results.append(
+        write(store, object_size=12 * MIB, part_size=5 * MIB, concurrency=4, duration=0.3)), daemon=True)
+    run.start()
+    run.join(30)
+    assert results, "the run never ended"
+    summary = results[0].summary
+    assert summary["objects_written"] == 0 and summary["objects_cut"] == 0  # none of them had begun to move
+    assert (results[0].rows["op"] == "ABORT_MPU").sum() == (results[0].rows["op"] == "CREATE_MPU").sum() > 0
+    assert no_open_uploads(store)

@@ -172,6 +172,7 @@ class Uploader:
         drain_until_done(self.engine, self._take)
         self.recorder.stop_clock()
         self.unfinished_jobs = 0  # jobs queued but never started leave no row
+        self._collect_opened(wait_all=True)  # uploads being opened as the time ran out are aborted too
         for upload in list(self.open.values()):
             started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
             upload.in_flight = 0
