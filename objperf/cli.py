@@ -223,10 +223,10 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     from objperf.s3.client import URL_LIFETIME_S
 
     t = p.add_argument_group("target")
-    t.add_argument("--endpoint", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
+    t.add_argument("--endpoint", "--endpoint-url", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
     t.add_argument("--region", help="signing region (R2: auto)")
     t.add_argument("--profile", help="credentials profile from ~/.aws")
-    t.add_argument("--anonymous", action="store_true", help="send unsigned requests")
+    t.add_argument("--anonymous", "--no-sign-request", action="store_true", help="send unsigned requests")
     t.add_argument("--addressing", choices=("auto", "path", "virtual"), default="auto", help="bucket addressing style")
     t.add_argument("--ca-bundle", metavar="FILE",
                    help="trust the CA certificates in FILE over TLS (default: AWS_CA_BUNDLE, else the "

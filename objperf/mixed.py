@@ -31,6 +31,7 @@ from objperf.fetch import seed_embedded
 from objperf.put import add_write_args, write_destination, write_workload
 
 PROG = "objperf.mixed"
+DEFAULT_CONCURRENCY = 16
 
 EXAMPLES = """examples:
   python -m objperf.mixed --duration 20s                    # local SeaweedFS
@@ -45,11 +46,13 @@ def build_parser():
                                           "omit to use the embedded local SeaweedFS")
     p.add_argument("--write-to", help="where to write: s3://BUCKET/PREFIX (default: the read URL's bucket)")
     add_target_args(p)
+    p.add_argument("--concurrency", "-c", type=positive_int, metavar="N",
+                   help="requests in flight in each direction (default 16 reads, 16 writes)")
     r = p.add_argument_group("reads")
-    r.add_argument("--read-concurrency", type=positive_int, default=16, help="GETs in flight (default 16)")
+    r.add_argument("--read-concurrency", type=positive_int, metavar="N", help="GETs in flight (default: -c)")
     r.add_argument("--range-size", type=size_arg, default=8 << 20, help="bytes per ranged GET (default 8MiB)")
     r.add_argument("--sink", choices=("ram", "discard"), default="ram", help="where read bodies go (default ram)")
-    add_write_args(p, concurrency_flags=("--write-concurrency",))
+    add_write_args(p, concurrency_flags=("--write-concurrency",), concurrency_default=None)
     p.add_argument("--duration", "-d", type=duration_arg, default=30.0, help="how long both run (default 30s)")
     add_connection_args(p)
     add_output_args(p, embedded_size=64 << 20)
@@ -72,6 +75,8 @@ def _mixed(args) -> int:
     from objperf.s3.target import resolve_read_target, split_s3_url
 
     refuse_existing_out(args)
+    args.read_concurrency = args.read_concurrency or args.concurrency or DEFAULT_CONCURRENCY
+    args.write_concurrency = args.write_concurrency or args.concurrency or DEFAULT_CONCURRENCY
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
                          sink=args.sink, duration=args.duration, **connection_kwargs(args))
     reads.validate()

@@ -38,12 +38,13 @@ EXAMPLES = """examples:
 """
 
 
-def add_write_args(p, *, concurrency_flags: tuple[str, ...] = ("--concurrency", "-c")) -> None:
+def add_write_args(p, *, concurrency_flags: tuple[str, ...] = ("--concurrency", "-c"),
+                   concurrency_default: int | None = 16) -> None:
     w = p.add_argument_group("writes")
     w.add_argument("--part-size", type=size_arg, default=32 << 20,
                    help="objects larger than this go up as multipart uploads in parts of this size (default 32MiB)")
-    w.add_argument(*concurrency_flags, type=positive_int, default=16, dest="write_concurrency",
-                   help="uploads (parts or PUTs) in flight (default 16)")
+    w.add_argument(*concurrency_flags, type=positive_int, default=concurrency_default, dest="write_concurrency",
+                   metavar="N", help="uploads (parts or PUTs) in flight (default 16)")
     w.add_argument("--keys", type=positive_int, default=1, help="spread writes over N keys (default 1)")
     w.add_argument("--verify", action="store_true", help="read every written object back and compare")
     w.add_argument("--cleanup", action="store_true", help="delete what the run wrote when it ends")

@@ -1,4 +1,5 @@
-"""The source articles' figures, as shipped in ``data/published/`` (see its README)."""
+"""The source articles' figures, shipped inside the package in ``objperf/analysis/articles/`` (see its README),
+so they load from a plain ``pip install`` as from a checkout."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pandas as pd
 
 from objperf.errors import UsageError
 
-PUBLISHED = Path(__file__).resolve().parents[2] / "data" / "published"
+PUBLISHED = Path(__file__).resolve().parent / "articles"
 TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means", "s3_vs_r2_setup")
 
 
