@@ -334,7 +334,7 @@ def report(prog: str, result, args, say: Callable[[str], None]) -> int:
         if args.figures:
             from objperf.plots.figures import draw_run_figures
 
-            for path in draw_run_figures(result.rows, result.dataset):
+            for path in draw_run_figures(result.rows, result.dataset, result.manifest):
                 say(f"figure {path}")
         say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
     s = result.summary

@@ -73,3 +73,23 @@ def test_published_bounds_are_drawn_as_bounds():
     assert [bar.get_hatch() for bar in bars] == ["//", None, "//"]
     labels = [text.get_text() for text in ax.texts]
     assert labels == ["≤ 19.00", "26.80", "≤ 19.00"]
+
+
+def test_a_runs_figures_carry_its_context_its_percentiles_and_its_end():
+    import numpy as np
+    import pandas as pd
+
+    from objperf.plots.figures import run_context
+
+    manifest = {"kind": "read", "run_id": "0123456789abcdef", "target": {"endpoint": "https://store.example:9000"},
+                "workload": {"concurrency": 64, "range_size": 8 << 20}}
+    assert run_context(manifest) == "store.example:9000: GETs of 8 MiB ranges, 64 in flight, run 0123456789abcdef"
+    seconds = np.arange(100) * 0.1
+    frame = pd.DataFrame({"t_start": 1e9 + seconds, "ttfb_s": 0.01 + seconds / 1000, "total_s": 0.1,
+                          "bytes": 1 << 20, "status": 206, "op": "GET",
+                          "curl_code": [0] * 97 + [42] * 3})
+    ttfb = plots.ttfb_distribution(frame)
+    marks = [text.get_text() for text in ttfb.texts]
+    assert [m.split()[0] for m in marks] == ["p50", "p90", "p99"] and all(m.endswith(" ms") for m in marks)
+    timeline = plots.throughput_over_time(frame)
+    assert "3 requests cut in flight" in timeline.get_legend().get_texts()[0].get_text()

@@ -5,10 +5,11 @@ only draw, in one style, with units on every axis."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from objperf.analysis.stats import drift_line, first_byte_rows, throughput_timeline
+from objperf.analysis.stats import cut_rows, drift_line, first_byte_rows, throughput_timeline
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
@@ -37,20 +38,34 @@ def size_label(n: float) -> str:
 
 def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: str | None = None,
                          title: str | None = None):
-    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value)."""
+    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value).  Where the run's end cut requests
+    in flight, a line marks that end, so the last, partial bin's drop is explained."""
     ax = _axes(ax)
     timeline = throughput_timeline(df, bin_s=bin_s, by=hue)
     sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
+    cut = int(cut_rows(df).sum()) if len(df) else 0
+    if cut:
+        end = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
+        ax.axvline(end, color="grey", linestyle=":",
+                   label=f"run ended: {cut} request{'s' if cut > 1 else ''} cut in flight")
+        ax.legend()
     ax.set(xlabel="time since start (s)", ylabel="throughput (Gbps)", ylim=(0, None),
            title=title or "Throughput over time")
     return ax
 
 
-def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, title: str | None = None):
-    """Cumulative distribution of time to first byte (ms) over successful GETs."""
+def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, title: str | None = None,
+                      marks: tuple[float, ...] = (50, 90, 99)):
+    """Cumulative distribution of time to first byte (ms) over successful GETs, its ``marks`` percentiles
+    drawn and named (without ``hue``)."""
     ax = _axes(ax)
     ok = df[first_byte_rows(df) & (df["op"] == "GET")].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
     sns.ecdfplot(data=ok, x="ttfb_ms", hue=hue, ax=ax)
+    if hue is None and len(ok) and marks:
+        for q, value in zip(marks, np.percentile(ok["ttfb_ms"], marks)):
+            ax.axvline(value, color="grey", linestyle=":", linewidth=1)
+            ax.annotate(f"p{q:g} {value:.1f} ms", (value, q / 100), xytext=(4, -10), textcoords="offset points",
+                        fontsize=8)
     ax.set(xlabel="time to first byte (ms)", ylabel="share of requests", title=title or "Time to first byte")
     return ax
 

@@ -3,19 +3,40 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 
+from objperf.sizes import format_size
 
-def draw_run_figures(df: pd.DataFrame, directory: str | Path) -> list[Path]:
+
+def run_context(manifest: dict) -> str:
+    """What a run's figures say about it: the endpoint's host, what it did, how hard, its run id."""
+    target, workload = manifest.get("target", {}), manifest.get("workload", {})
+    where = urlsplit(target.get("endpoint") or target.get("url") or "").netloc or "the embedded server"
+    if manifest.get("kind") == "read":
+        how = f"GETs of {format_size(workload.get('range_size', 0))} ranges"
+    elif manifest.get("kind") == "write":
+        how = f"{format_size(workload.get('part_size', 0))} parts"
+    else:
+        how = manifest.get("kind", "run")
+    concurrency = workload.get("concurrency")
+    return f"{where}: {how}, {concurrency} in flight, run {manifest.get('run_id', '?')}" if concurrency else \
+        f"{where}: {how}, run {manifest.get('run_id', '?')}"
+
+
+def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | None = None) -> list[Path]:
+    """throughput.png and ttfb.png beside the dataset, titled with the run's context when its manifest is given."""
     import matplotlib.pyplot as plt
 
     from objperf import plots
 
     directory = Path(directory)
+    context = run_context(manifest) if manifest else ""
     written = []
-    for name, draw in (("throughput.png", plots.throughput_over_time), ("ttfb.png", plots.ttfb_distribution)):
-        ax = draw(df)
+    for name, draw, title in (("throughput.png", plots.throughput_over_time, "Throughput over time"),
+                              ("ttfb.png", plots.ttfb_distribution, "Time to first byte")):
+        ax = draw(df, title=f"{title}\n{context}" if context else title)
         path = directory / name
         ax.figure.savefig(path, dpi=120)
         plt.close(ax.figure)
