@@ -8,13 +8,13 @@ import contextlib
 import gc
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 from objperf.errors import ObjperfError, UsageError
+from objperf.run.signals import StopSignals, handled
 from objperf.sizes import parse_duration, parse_size
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
@@ -23,7 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run ended by SIGTERM exits 143 (128 + 15), as shells report it
-_stopped_by = {"signal": signal.SIGINT}
+_stop = StopSignals()  # the stop signals of the command running in this process
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -57,7 +57,7 @@ def duration_arg(text: str) -> float:
 
 
 def url_lifetime_arg(text: str) -> int:
-    from objperf.s3.client import check_url_lifetime
+    from objperf.s3.settings import check_url_lifetime
 
     seconds = duration_arg(text)
     try:
@@ -101,8 +101,13 @@ def collector_paused() -> Iterator[None]:
 
 def run_main(prog: str, body: Callable[[], int]) -> int:
     """Run a command body; any failure becomes one line on stderr and a non-zero exit."""
-    stop = StopSignals()
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    global _stop
+    _stop = StopSignals()
+    with handled(_stop):
+        return _run_body(prog, body)
+
+
+def _run_body(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except ObjperfError as exc:
@@ -116,9 +121,6 @@ def run_main(prog: str, body: Callable[[], int]) -> int:
             raise
         print(f"{prog}: error: {type(exc).__name__}: {exc} (set OBJPERF_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_ERROR
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def exit_now(code: int) -> NoReturn:
@@ -137,29 +139,9 @@ def sayer(prog: str) -> Callable[[str], None]:
     return lambda text: print(f"{prog}: {text}", file=sys.stderr)
 
 
-class StopSignals:
-    """Ctrl-C and SIGTERM: the first stops the run (KeyboardInterrupt, which every run turns into a clean
-    stop); a second, while the stopped run cleans up (aborts its open uploads, writes its manifest), is
-    said and waited out; a third forces the way out."""
-
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, signum, frame):
-        self.count += 1
-        if self.count == 1:
-            _stopped_by["signal"] = signum
-            raise KeyboardInterrupt
-        if self.count == 2:
-            print("objperf: finishing clean-up (aborting open uploads, writing the dataset); "
-                  "Ctrl-C again to force", file=sys.stderr)
-            return
-        raise KeyboardInterrupt
-
-
 def interrupted_exit() -> int:
     """128 + the signal that stopped the run: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
-    return 128 + int(_stopped_by["signal"])
+    return 128 + int(_stop.stopped_by)
 
 
 def refuse_existing_out(args) -> None:
@@ -220,7 +202,7 @@ def new_parser(prog: str, doc: str, examples: str) -> OneLineParser:
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:
-    from objperf.s3.client import URL_LIFETIME_S
+    from objperf.s3.settings import URL_LIFETIME_S
 
     t = p.add_argument_group("target")
     t.add_argument("--endpoint", "--endpoint-url", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL)")
@@ -281,7 +263,7 @@ def split_list(text: str | None) -> list[str]:
 
 
 def s3_settings(args):
-    from objperf.s3.client import S3Settings
+    from objperf.s3.settings import S3Settings
 
     check_endpoint(args.endpoint)
     return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,

@@ -66,11 +66,6 @@ cdef inline void check_easy(CURLcode code, str what) except *:
         raise EngineError(f"{what}: {curl_easy_strerror(code).decode()}", code=code)
 
 
-def curl_strerror(int code):
-    """libcurl's one-line description of a CURLcode."""
-    return curl_easy_strerror(<CURLcode>code).decode()
-
-
 cdef object text(const char *p):
     return p.decode() if p != NULL else None
 

@@ -282,7 +282,7 @@ def bench_analysis(rows: int) -> str:
     from objperf import load
     from objperf.analysis.stats import concurrency_curve
     from objperf.dataset import DatasetWriter, rows_to_table
-    from objperf.run.recorder import empty_columns
+    from objperf.schema import empty_columns
 
     grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
     with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:
@@ -293,7 +293,7 @@ def bench_analysis(rows: int) -> str:
             n = min(chunk, rows - start)
             index = np.arange(start, start + n)
             concurrency = grid[index * len(grid) // rows]
-            cols = {name: np.zeros(n, dtype=col.dtype) for name, col in empty_columns().items()}
+            cols = empty_columns(n)
             cols["slot"][:] = index % concurrency
             cols["thread"][:] = cols["slot"] % 2
             cols["op"][:] = 0

@@ -12,15 +12,13 @@ manifest with the status the run really ended with."""
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from objperf.errors import EngineError, ObjperfError, RunFailed
 from objperf.run.recorder import Recorder
+from objperf.run.signals import cleaning_up
 
 STEP_S = 0.1
 PROGRESS_EVERY_S = 0.5
@@ -104,12 +102,12 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
                 part.finish()
         except KeyboardInterrupt:
             status = "interrupted"
-            with cleanup_before_second_signal():
+            with cleaning_up():
                 _abort_all(parts)
         except ObjperfError as exc:  # the run could not go on (a full disk, an engine fault, a lost server)
             status = "failed"
             recorder.error = str(exc)
-            with cleanup_before_second_signal():
+            with cleaning_up():
                 _abort_all(parts)
         except BaseException:
             status = "failed"
@@ -145,29 +143,6 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
             last_progress = recorder.elapsed
             totals = [sum(values) for values in zip(*(part.engine.progress() for part in parts))]
             on_progress(last_progress, *totals)
-
-
-@contextlib.contextmanager
-def cleanup_before_second_signal():
-    """While a stopped run cleans up (cuts its requests, aborts its open uploads), a second Ctrl-C or
-    SIGTERM does not cut the clean-up short: it is said, and a third forces the way out."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread receives signals
-        return
-    seen = {"count": 0}
-
-    def hold(signum, frame):
-        seen["count"] += 1
-        if seen["count"] > 1:
-            raise KeyboardInterrupt
-        print("objperf: finishing clean-up (aborting open uploads); Ctrl-C again to force", file=sys.stderr)
-
-    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _abort_all(parts: list[Part]) -> None:
