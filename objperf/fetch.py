@@ -5,8 +5,6 @@ With no URL it starts a local SeaweedFS, seeds an object and reads that."""
 
 from __future__ import annotations
 
-import time
-
 from objperf.cli import (
     ProgressLine,
     add_connection_args,
@@ -113,20 +111,11 @@ def _fetch(args) -> int:
 
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
     """Create the bucket(s) and objects a run on the embedded server reads; the URL to read."""
-    from objperf.plan.payload import payload_parts
-    from objperf.s3.client import S3Client
-    from objperf.sizes import format_size
+    from objperf.run.seed import seed_objects
 
-    client = S3Client(server.settings())
-    names = keys or [f"seed/object-{size}"]
-    t0 = time.monotonic()
-    for bucket in buckets or [EMBEDDED_BUCKET]:
-        client.create_bucket(bucket)
-        for key in names:
-            client.put_large_object(bucket, key, payload_parts(size))
-    say(f"seeded {len(names) * len(buckets or [1])} object(s) of {format_size(size)} in {time.monotonic() - t0:.1f} s")
-    bucket = (buckets or [EMBEDDED_BUCKET])[0]
-    return f"s3://{bucket}/" if keys else f"s3://{bucket}/{names[0]}"
+    buckets = buckets or [EMBEDDED_BUCKET]
+    seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True, say=say)
+    return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"
 
 
 def _run(args, workload, url, settings, keys, buckets) -> int:

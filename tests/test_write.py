@@ -200,6 +200,29 @@ def test_fanout_over_keys_and_buckets(store):
     assert no_open_uploads(store, [store.bucket, other])
 
 
+def test_seeding_writes_the_named_keys_in_every_bucket_byte_for_byte(store):
+    from objperf.run.seed import seed_objects
+
+    size = 40 * MIB + 777  # three parts of 16 MiB, the last short
+    buckets = [store.bucket + "-seed-a", store.bucket + "-seed-b"]
+    seed_objects(store.server.settings(), buckets, ["seed/x.bin", "seed/y.bin"], size, create_buckets=True)
+    data = make_payload(WriteWorkload(object_size=size))
+    expected = expected_bytes(data, size, 0, size)
+    for bucket in buckets:
+        assert sorted(k for k, _ in store.client.list_keys(bucket, "")) == ["seed/x.bin", "seed/y.bin"]
+        for key in ("seed/x.bin", "seed/y.bin"):
+            assert store.client.get_object(bucket, key) == expected
+    assert no_open_uploads(store, buckets)
+
+
+def test_seeding_a_missing_bucket_fails_in_one_line(store):
+    from objperf.errors import BucketNotFound
+    from objperf.run.seed import seed_objects
+
+    with pytest.raises(BucketNotFound, match="does not exist"):
+        seed_objects(store.server.settings(), ["objperf-no-such-bucket"], ["a"], 1000)
+
+
 def test_cleanup_leaves_the_bucket_as_it_was(store):
     before = store.client.list_keys(store.bucket, "")
     result = write(store, object_size=1000, part_size=5 * MIB, requests=5, keys=5, cleanup=True)

@@ -32,6 +32,7 @@ class WriteWorkload:
     keys: int = 1
     buckets: tuple[str, ...] = ()
     prefix: str = ""
+    names: tuple[str, ...] = ()  # write exactly these keys (under prefix), in every bucket, instead of run-named ones
     duration: float | None = None
     requests: int | None = None  # objects to write
     verify: bool = False
@@ -72,6 +73,8 @@ class WriteWorkload:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive")
+        if any(not name or name.endswith("/") for name in self.names):
+            raise UsageError("an object name must not be empty or end with '/'")
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
@@ -81,12 +84,21 @@ class WriteWorkload:
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to),
-                "spread_to": list(self.spread_to)}
+                "spread_to": list(self.spread_to), "names": list(self.names)}
 
 
 def object_key(prefix: str, run_id: str, index: int) -> str:
     """Keys are named after the run, so cleanup can never touch an object the run did not write."""
     return f"{prefix}objperf-{run_id[:8]}-{index:05d}"
+
+
+def write_targets(workload: WriteWorkload, run_id: str) -> list[tuple[str, str]]:
+    """The (bucket, key) pairs a run writes to, in turn: the named keys in every bucket, else run-named keys
+    dealt round robin over the buckets."""
+    if workload.names:
+        return [(bucket, workload.prefix + name) for bucket in workload.buckets for name in workload.names]
+    return [(workload.buckets[i % len(workload.buckets)], object_key(workload.prefix, run_id, i))
+            for i in range(max(workload.keys, len(workload.buckets)))]
 
 
 def make_payload(workload: WriteWorkload) -> np.ndarray:

@@ -18,7 +18,7 @@ from objperf._engine.core import Engine
 from objperf.errors import ObjperfError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
-from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key
+from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, write_targets
 from objperf.run.drive import drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client
@@ -80,9 +80,7 @@ class Uploader:
         self.workload = workload
         self.recorder = recorder
         self.data = make_payload(workload)
-        self.targets = [(workload.buckets[i % len(workload.buckets)],
-                         object_key(workload.prefix, recorder.run_id, i))
-                        for i in range(max(workload.keys, len(workload.buckets)))]
+        self.targets = write_targets(workload, recorder.run_id)
         self.depth = 2 * workload.concurrency
         self.engine = Engine([], [], concurrency=workload.concurrency, threads=workload.threads,
                              queue_capacity=self.depth + workload.concurrency + 8, payload=self.data,

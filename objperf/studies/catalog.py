@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from objperf.errors import UsageError
-from objperf.plan.payload import payload_parts
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.reads import run_read, run_reads_together
+from objperf.run.seed import seed_objects
 from objperf.run.writes import run_mixed, run_write
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
 from objperf.s3.target import ResolvedTarget, resolve_read_target
@@ -85,7 +85,7 @@ class StudyContext:
                 return
         except Exception:
             pass
-        self.client.put_large_object(bucket, key, payload_parts(size, part_size=max(self.part_size, 8 * MIB)))
+        seed_objects(self.settings, [bucket], [key], size)
 
     def reads(self, **kw) -> ReadWorkload:
         """A step's read workload: the study's defaults, its step's values, then the user's options."""
