@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.objperf-installed
 DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3
 DEMO_OUT ?= data/demo
 
-.PHONY: demo test bench lint system-deps clean
+.PHONY: demo test bench lab lint system-deps clean
 
 demo: $(STAMP)
 	rm -rf $(DEMO_OUT)
@@ -17,6 +17,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# JupyterLab on the notebooks, on loopback only; it prints the URL (with its token) to open.
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser --allow-root
 
 bench: $(STAMP)
 	$(VENV)/bin/nox -s bench
@@ -42,7 +46,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engi
 	$(MAKE) system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,bench]'
+	$(PY) -m pip install -q -e '.[dev,bench,lab]'
 	$(PY) -m compileall -q objperf
 	touch $@
 

@@ -12,4 +12,18 @@ def load(path, columns=None):
     return _load(path, columns)
 
 
-__all__ = ["__version__", "load"]
+def __getattr__(name: str):
+    """``objperf.api`` and what notebooks reach for first, loaded when first used (``import objperf``
+    stays light for a command)."""
+    if name in ("api", "Run", "local_server"):
+        import objperf.api
+
+        return objperf.api if name == "api" else getattr(objperf.api, name)
+    if name in ("UsageError", "ObjperfError"):
+        import objperf.errors
+
+        return getattr(objperf.errors, name)
+    raise AttributeError(f"module 'objperf' has no attribute {name!r}")
+
+
+__all__ = ["ObjperfError", "Run", "UsageError", "__version__", "api", "load", "local_server"]

@@ -1,5 +1,5 @@
-"""What every objperf command shares: one-line errors, exit codes, the live
-progress line, signal handling and the embedded local server."""
+"""What every objperf command shares: the options' definitions, one-line errors, exit codes, where
+results go, live progress, signal handling and the embedded local server."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
 
 from objperf.errors import ObjperfError, UsageError
+from objperf.progress import Listener, Progress
 from objperf.run.signals import StopSignals, handled
 from objperf.sizes import parse_duration, parse_size
 
@@ -27,9 +30,14 @@ _stop = StopSignals()  # the stop signals of the command running in this process
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line (plus a pointer to --help)."""
+    """argparse that reports a bad flag in one line (plus a pointer to --help); for the Python API
+    (``raises``), as a ``UsageError`` with the same line."""
+
+    raises = False
 
     def error(self, message: str):  # noqa: D401 - argparse's name
+        if self.raises:
+            raise UsageError(message)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -144,38 +152,74 @@ def interrupted_exit() -> int:
     return 128 + int(_stop.stopped_by)
 
 
-def refuse_existing_out(args) -> None:
-    """An --out that exists and is not empty is refused before any server starts or object is seeded."""
-    if getattr(args, "out", None):
-        from objperf.dataset import check_new_dataset
-
-        check_new_dataset(args.out)
+RUNS_DIR_ENV = "OBJPERF_RUNS"  # where runs go when no --out is given (default ./runs)
 
 
-class ProgressLine:
-    """``12.34 Gbps  456 req/s  0 errors  8.0 s`` rewritten in place on a terminal; silent elsewhere."""
+def default_out(name: str) -> Path:
+    """``runs/<UTC time>-<name>``, a new directory for every run (as warp keeps every run's results)."""
+    base = Path(os.environ.get(RUNS_DIR_ENV) or "runs") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{name}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
-    def __init__(self, stream=sys.stderr, total_s: float | None = None):
-        self.stream = stream
-        self.enabled = stream.isatty()
-        self.total_s = total_s
-        self._last = (0.0, 0, 0)
 
-    def __call__(self, elapsed: float, nbytes: int, nrequests: int, nerrors: int) -> None:
-        if not self.enabled:
+def resolve_out(args, name: str) -> None:
+    """Where the run's dataset goes, settled before any server starts or object is seeded: ``--out`` (a new
+    or empty directory, checked now), else ``runs/<UTC time>-<name>``; nowhere with ``--no-save``."""
+    from objperf.dataset import check_new_dataset
+
+    if getattr(args, "no_save", False):
+        if args.out:
+            raise UsageError("--out and --no-save contradict each other: give one")
+        if getattr(args, "figures", False):
+            raise UsageError("--figures draws into the dataset's directory: drop --no-save")
+        return
+    args.out = str(args.out or default_out(name))
+    check_new_dataset(args.out)
+
+
+@dataclass
+class Invocation:
+    """Who runs a command and how it talks back: the command line (lines on stderr, a progress bar on a
+    terminal) or the Python API (a bar in the notebook, a shared local server, a live ``Run``)."""
+
+    prog: str
+    show_progress: bool
+    server: Any = None  # a running local server used when no URL is given (the API's ``local_server()``)
+    listener: Listener | None = None  # told of progress as the run goes
+
+    def say(self, text: str) -> None:
+        print(f"{self.prog}: {text}", file=sys.stderr)
+
+    @contextlib.contextmanager
+    def local_server(self, *, ipv6: bool = False) -> Iterator:
+        """The server a run with no URL uses: the caller's, else one started (and stopped) for this run."""
+        if self.server is not None and (self.server.ipv6 or not ipv6):
+            yield self.server
             return
-        t_prev, b_prev, r_prev = self._last
-        dt = max(elapsed - t_prev, 1e-9)
-        self._last = (elapsed, nbytes, nrequests)
-        of = f"/{self.total_s:.0f}" if self.total_s else ""
-        self.stream.write(f"\r{(nbytes - b_prev) * 8 / dt / 1e9:8.3f} Gbps  {(nrequests - r_prev) / dt:9.1f} req/s  "
-                          f"{nerrors} errors  {elapsed:6.1f}{of} s ")
-        self.stream.flush()
+        with embedded_server(self.say, ipv6=ipv6) as server:
+            yield server
 
-    def done(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
+    @contextlib.contextmanager
+    def progress(self, total_s: float | None) -> Iterator[Progress]:
+        progress = Progress(total_s=total_s, shown=self.show_progress, listener=self.listener)
+        try:
+            yield progress
+        finally:
+            progress.close()
+
+
+def command_main(prog: str, build_parser: Callable[[], argparse.ArgumentParser], execute: Callable,
+                 report: Callable, argv: list[str] | None, *, pause_collector: bool = True) -> int:
+    """A command on the command line: parse, run ``execute(args, invocation)``, ``report`` what it gave;
+    the exit code."""
+    skip_aws_crt()
+    args = build_parser().parse_args(argv)
+    invocation = Invocation(prog, show_progress=sys.stderr.isatty())
+    with collector_paused() if pause_collector else contextlib.nullcontext():
+        return run_main(prog, lambda: report(execute(args, invocation), args, invocation))
 
 
 @contextlib.contextmanager
@@ -239,7 +283,9 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
 
 def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
     o = p.add_argument_group("output")
-    o.add_argument("--out", "-o", help="write the dataset (parquet + manifest) into this directory")
+    o.add_argument("--out", "-o", help="write the dataset (parquet + manifest) into this new directory "
+                                       "(default: runs/<UTC time>-<command>)")
+    o.add_argument("--no-save", action="store_true", help="keep no dataset (the summary only)")
     o.add_argument("--figures", action="store_true", help="also draw figures into the dataset directory")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
     o.add_argument("--object-size", type=size_arg, default=embedded_size,
@@ -304,20 +350,26 @@ def ca_bundle(args) -> str | None:
     return checked_ca_bundle(args.ca_bundle, args.profile)
 
 
-def report(prog: str, result, args, say: Callable[[str], None]) -> int:
+def with_figures(result, args, invocation: Invocation):
+    """``result``, its figures drawn into its dataset first when ``--figures`` asks."""
+    if args.figures and result.dataset:
+        from objperf.plots.figures import draw_run_figures
+
+        for path in draw_run_figures(result.rows, result.dataset, result.manifest):
+            invocation.say(f"figure {path}")
+    return result
+
+
+def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
     from objperf.analysis.summary import format_summary
 
+    prog, say = invocation.prog, invocation.say
     if args.json:
         print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
     else:
         print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
     if result.dataset:
-        if args.figures:
-            from objperf.plots.figures import draw_run_figures
-
-            for path in draw_run_figures(result.rows, result.dataset, result.manifest):
-                say(f"figure {path}")
         say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
     s = result.summary
     left_open = s.get("uploads_left_open", [])

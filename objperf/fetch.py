@@ -6,25 +6,22 @@ With no URL it starts a local SeaweedFS, seeds an object and reads that."""
 from __future__ import annotations
 
 from objperf.cli import (
-    ProgressLine,
+    Invocation,
     add_connection_args,
     add_output_args,
     add_target_args,
-    collector_paused,
+    command_main,
     connection_kwargs,
     duration_arg,
-    embedded_server,
     exit_now,
     new_parser,
     positive_int,
-    refuse_existing_out,
     report,
-    run_main,
+    resolve_out,
     s3_settings,
-    sayer,
     size_arg,
-    skip_aws_crt,
     split_list,
+    with_figures,
 )
 from objperf.errors import UsageError
 
@@ -66,14 +63,8 @@ def build_parser():
     return p
 
 
-_say = sayer(PROG)
-
-
 def main(argv: list[str] | None = None) -> int:
-    skip_aws_crt()
-    args = build_parser().parse_args(argv)
-    with collector_paused():
-        return run_main(PROG, lambda: _fetch(args))
+    return command_main(PROG, build_parser, execute, report, argv)
 
 
 def read_workload(args):
@@ -97,16 +88,18 @@ def parse_keys(text: str | None) -> list[str] | int | None:
     return split_list(text)
 
 
-def _fetch(args) -> int:
-    refuse_existing_out(args)
+def execute(args, invocation: Invocation):
+    """The read run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
+    resolve_out(args, "fetch")
     workload = read_workload(args)
     keys = parse_keys(args.keys)
     buckets = split_list(args.buckets)
     if args.url:
-        return _run(args, workload, args.url, s3_settings(args), keys, buckets)
-    with embedded_server(_say) as server:
-        url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets, _say)
-        return _run(args, workload, url, server.settings(), keys, buckets)
+        return _run(args, workload, args.url, s3_settings(args), keys, buckets, invocation)
+    with invocation.local_server() as server:
+        url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets,
+                            invocation.say)
+        return _run(args, workload, url, server.settings(), keys, buckets, invocation)
 
 
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
@@ -118,15 +111,14 @@ def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str],
     return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"
 
 
-def _run(args, workload, url, settings, keys, buckets) -> int:
+def _run(args, workload, url, settings, keys, buckets, invocation: Invocation):
     from objperf.run.reads import run_read
     from objperf.s3.target import resolve_read_target
 
     target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=args.url_lifetime)
-    progress = ProgressLine(total_s=workload.duration)
-    result = run_read(target, workload, out=args.out, on_progress=progress)
-    progress.done()
-    return report(PROG, result, args, _say)
+    with invocation.progress(workload.duration) as progress:
+        result = run_read(target, workload, out=args.out, on_progress=progress)
+    return with_figures(result, args, invocation)
 
 
 if __name__ == "__main__":

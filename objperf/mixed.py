@@ -8,24 +8,21 @@ beside it."""
 from __future__ import annotations
 
 from objperf.cli import (
-    ProgressLine,
+    Invocation,
     add_connection_args,
     add_output_args,
     add_target_args,
-    collector_paused,
+    command_main,
     connection_kwargs,
     duration_arg,
-    embedded_server,
     exit_now,
     new_parser,
     positive_int,
-    refuse_existing_out,
     report,
-    run_main,
+    resolve_out,
     s3_settings,
-    sayer,
     size_arg,
-    skip_aws_crt,
+    with_figures,
 )
 from objperf.fetch import seed_embedded
 from objperf.put import add_write_args, write_destination, write_workload
@@ -59,22 +56,17 @@ def build_parser():
     return p
 
 
-_say = sayer(PROG)
-
-
 def main(argv: list[str] | None = None) -> int:
-    skip_aws_crt()
-    args = build_parser().parse_args(argv)
-    with collector_paused():
-        return run_main(PROG, lambda: _mixed(args))
+    return command_main(PROG, build_parser, execute, report, argv)
 
 
-def _mixed(args) -> int:
+def execute(args, invocation: Invocation):
+    """The mixed run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
     from objperf.plan.reads import ReadWorkload
     from objperf.run.writes import run_mixed
     from objperf.s3.target import resolve_read_target, split_s3_url
 
-    refuse_existing_out(args)
+    resolve_out(args, "mixed")
     args.read_concurrency = args.read_concurrency or args.concurrency or DEFAULT_CONCURRENCY
     args.write_concurrency = args.write_concurrency or args.concurrency or DEFAULT_CONCURRENCY
     reads = ReadWorkload(concurrency=args.read_concurrency, threads=args.threads, range_size=args.range_size,
@@ -84,19 +76,19 @@ def _mixed(args) -> int:
     destination = args.write_to or (f"s3://{split_s3_url(args.url)[0]}/objperf-mixed/" if args.url else None)
     buckets, prefix = write_destination(destination, args.buckets)
     writes = write_workload(args, buckets, prefix)
-    progress = ProgressLine(total_s=args.duration)
     if args.url:
         settings = s3_settings(args)
         target = resolve_read_target(args.url, settings, url_lifetime=args.url_lifetime)
-        result = run_mixed(target, reads, settings, writes, out=args.out, on_progress=progress)
-    else:
-        with embedded_server(_say) as server:
-            url = seed_embedded(server, args.object_size, None, [], _say)
-            target = resolve_read_target(url, server.settings(), url_lifetime=args.url_lifetime)
+        with invocation.progress(args.duration) as progress:
+            return with_figures(run_mixed(target, reads, settings, writes, out=args.out, on_progress=progress),
+                                args, invocation)
+    with invocation.local_server() as server:
+        url = seed_embedded(server, args.object_size, None, [], invocation.say)
+        target = resolve_read_target(url, server.settings(), url_lifetime=args.url_lifetime)
+        with invocation.progress(args.duration) as progress:
             result = run_mixed(target, reads, server.settings(), writes, out=args.out, on_progress=progress,
                                create_buckets=True)
-    progress.done()
-    return report(PROG, result, args, _say)
+    return with_figures(result, args, invocation)
 
 
 if __name__ == "__main__":

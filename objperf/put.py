@@ -6,25 +6,22 @@ With no URL it starts a local SeaweedFS and writes to it."""
 from __future__ import annotations
 
 from objperf.cli import (
-    ProgressLine,
+    Invocation,
     add_connection_args,
     add_output_args,
     add_target_args,
-    collector_paused,
+    command_main,
     connection_kwargs,
     duration_arg,
-    embedded_server,
     exit_now,
     new_parser,
     positive_int,
-    refuse_existing_out,
     report,
-    run_main,
+    resolve_out,
     s3_settings,
-    sayer,
     size_arg,
-    skip_aws_crt,
     split_list,
+    with_figures,
 )
 
 PROG = "objperf.put"
@@ -66,9 +63,6 @@ def build_parser():
     return p
 
 
-_say = sayer(PROG)
-
-
 def write_workload(args, buckets: list[str], prefix: str):
     from objperf.plan.writes import WriteWorkload
 
@@ -89,27 +83,25 @@ def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    skip_aws_crt()
-    args = build_parser().parse_args(argv)
-    with collector_paused():
-        return run_main(PROG, lambda: _put(args))
+    return command_main(PROG, build_parser, execute, report, argv)
 
 
-def _put(args) -> int:
+def execute(args, invocation: Invocation):
+    """The write run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
     from objperf.run.writes import run_write
 
-    refuse_existing_out(args)
+    resolve_out(args, "put")
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)
-    progress = ProgressLine(total_s=workload.duration)
-    if args.url:
-        result = run_write(s3_settings(args), workload, out=args.out, on_progress=progress,
-                           create_buckets=args.create_bucket)
-    else:
-        with embedded_server(_say) as server:
-            result = run_write(server.settings(), workload, out=args.out, on_progress=progress, create_buckets=True)
-    progress.done()
-    return report(PROG, result, args, _say)
+    with invocation.progress(workload.duration) as progress:
+        if args.url:
+            result = run_write(s3_settings(args), workload, out=args.out, on_progress=progress,
+                               create_buckets=args.create_bucket)
+        else:
+            with invocation.local_server() as server:
+                result = run_write(server.settings(), workload, out=args.out, on_progress=progress,
+                                   create_buckets=True)
+    return with_figures(result, args, invocation)
 
 
 if __name__ == "__main__":

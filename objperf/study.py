@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from objperf.cli import (
+    EXIT_ERROR,
+    Invocation,
     add_connection_args,
     add_target_args,
+    command_main,
     connection_kwargs,
+    default_out,
     duration_arg,
-    embedded_server,
+    interrupted_exit,
     new_parser,
     positive_int,
-    run_main,
     s3_settings,
-    sayer,
     size_arg,
-    skip_aws_crt,
     split_list,
 )
 from objperf.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROG = "objperf.study"
 WORKSPACE = "objperf-study/"
@@ -48,7 +55,8 @@ def build_parser():
     p.add_argument("url", nargs="?", help="s3://BUCKET/PREFIX/ the study may write under (objects go to "
                                           f"PREFIX{WORKSPACE}); omit to use the embedded local SeaweedFS")
     add_target_args(p)
-    p.add_argument("--out", "-o", required=True, help="the study's directory (rerunning skips finished steps)")
+    p.add_argument("--out", "-o", help="the study's directory; rerunning into it skips finished steps "
+                                       "(default: runs/<UTC time>-study-NAME)")
     p.add_argument("--quick", action="store_true", help="small grids and short steps (a smoke test)")
     p.add_argument("--repeat", type=positive_int, default=1, help="repetitions of every step (default 1)")
     p.add_argument("--duration", "-d", type=duration_arg, help="seconds per step (default 20s, quick 1s; "
@@ -76,23 +84,28 @@ def build_parser():
     return p
 
 
-_say = sayer(PROG)
-
-
 def main(argv: list[str] | None = None) -> int:
-    skip_aws_crt()
-    args = build_parser().parse_args(argv)
-    return run_main(PROG, lambda: _study(args))
+    return command_main(PROG, build_parser, execute, report, argv, pause_collector=False)
 
 
-def _study(args) -> int:
+@dataclass
+class StudyOutcome:
+    path: Path
+    status: str  # complete | interrupted | failed: how the study's last step ended
+    steps: pd.DataFrame
+
+
+def execute(args, invocation: Invocation) -> StudyOutcome:
+    """The study ``args`` name, against the URL's store or ``invocation``'s local server."""
     check_workload_options(args)  # before any server starts
+    if not args.out:
+        args.out = str(default_out(f"study-{args.name}"))
     if args.url:
         from objperf.s3.target import split_s3_url
 
         bucket, prefix = split_s3_url(args.url)
-        return run_named(args, s3_settings(args), bucket, prefix)
-    with embedded_server(_say, ipv6=True) as server:
+        return run_named(args, s3_settings(args), bucket, prefix, invocation)
+    with invocation.local_server(ipv6=True) as server:
         from objperf.s3.client import S3Client
 
         client = S3Client(server.settings())
@@ -105,10 +118,20 @@ def _study(args) -> int:
             settings = dataclasses.replace(settings, endpoint=f"http://localhost:{server.s3_port6}")
         if args.name == "hot-object":
             args.replica_buckets = True
-        return run_named(args, settings, buckets[0], "", server=server)
+        return run_named(args, settings, buckets[0], "", invocation, server=server)
 
 
-def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
+def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
+    table = outcome.steps
+    columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    invocation.say(f"study dataset {outcome.path} ({outcome.status})")
+    if outcome.status == "interrupted":
+        return interrupted_exit()
+    return 0 if outcome.status == "complete" else EXIT_ERROR
+
+
+def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None) -> StudyOutcome:
     from objperf.studies.catalog import FIXED, STUDIES, StudyContext
     from objperf.studies.sweep import load_steps, run_sweep
 
@@ -130,22 +153,20 @@ def run_named(args, settings, bucket: str, prefix: str, *, server=None) -> int:
     if server is not None and args.name == "hot-object":
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
         server.limit_concurrent_reads(hot, args.throttle)
-        _say(f"local server answers 503 beyond {args.throttle} reads in flight per bucket")
+        invocation.say(f"local server answers 503 beyond {args.throttle} reads in flight per bucket")
     parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size, "bucket": bucket,
                   "prefix": ctx.prefix, **settings.describe(), "endpoint": ctx.client.endpoint,
                   "repeat": args.repeat, "threads": ctx.threads}
     if server is not None:  # a new embedded server each time, on fresh ports: the same target
         parameters["endpoint"] = "embedded SeaweedFS"
-    out = run_sweep(args.name, steps, args.out, repeat=args.repeat, parameters=parameters, say=_say)
-    table = load_steps(out)
-    columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]
-    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    out = run_sweep(args.name, steps, args.out, repeat=args.repeat, parameters=parameters, say=invocation.say)
     if args.cleanup:
         for b in {bucket, *ctx.buckets}:
             for key, _ in ctx.client.list_keys(b, ctx.prefix):
                 ctx.client.delete_object(b, key)
-    _say(f"study dataset {out}")
-    return 0
+    from objperf.dataset import read_manifest
+
+    return StudyOutcome(Path(out), read_manifest(out)["status"], load_steps(out))
 
 
 GRID_SIZES = frozenset({"part_size", "object_size", "range_size"})  # the others are counts

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ import pytest
 from objperf.plan.payload import payload, payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
+
+# Runs given no --out keep their datasets under runs/: for the tests, a directory of their own.
+os.environ.setdefault("OBJPERF_RUNS", tempfile.mkdtemp(prefix="objperf-test-runs-"))
 
 BUCKET = "objperf-tests"
 RANGE = 1 << 20

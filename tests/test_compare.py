@@ -85,3 +85,19 @@ def test_compare_cli_bad_input():
     assert proc.returncode == 2 and "bad --target" in proc.stderr
     proc = run_cli("objperf.compare", "--target", "lab s3://b/p/ ca_bundle=/nonexistent.pem")
     assert proc.returncode == 2 and "ca_bundle /nonexistent.pem: no such file" in proc.stderr
+
+
+def test_one_store_takes_the_same_target_options_as_every_command(store, tmp_path):
+    out = tmp_path / "one"
+    proc = run_cli("objperf", "compare", f"s3://{store.bucket}/compare-one/", "--endpoint-url",
+                   store.server.endpoint, "--region", "us-east-1", "-c", "4", "--clients", "objperf,curl",
+                   "--size", "2MiB", "--repeat", "1", "--out", str(out), env=store.env())
+    assert proc.returncode == 0, proc.stderr
+    runs = load_client_runs(out)
+    assert len(runs) == 4 and runs["ok"].all() and runs["verified"].all()
+    assert set(runs["target"]) == {"127.0.0.1"}  # named after the endpoint's host
+
+
+def test_target_options_without_a_url_are_refused_in_one_line():
+    proc = run_cli("objperf.compare", "--region", "auto", "--no-save")
+    assert proc.returncode == 2 and "give s3://BUCKET/PREFIX/" in proc.stderr and "Traceback" not in proc.stderr

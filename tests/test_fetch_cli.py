@@ -40,7 +40,7 @@ def test_fetch_writes_a_loadable_dataset(store, tmp_path):
     proc = fetch(store, f"s3://{store.bucket}/data/odd.bin", "--range-size", "1MiB", "-c", "3", "--out", str(out),
                  "--verify")
     assert proc.returncode == 0, proc.stderr
-    assert "throughput" in proc.stdout and "TTFB" in proc.stdout and "CPU-s/GiB" in proc.stdout
+    assert "throughput" in proc.stdout and "TTFB" in proc.stdout and "per GiB transferred" in proc.stdout
     df = load(out)
     assert len(df) == 6 and df["bytes"].sum() == store.objects["data/odd.bin"]
     manifest = df.attrs["manifest"]
@@ -289,6 +289,6 @@ def test_a_run_whose_every_request_failed_exits_non_zero_and_keeps_its_rows(stor
                  "--connect-to", f"127.0.0.1:{port}:127.0.0.1:1", "--out", str(out))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "objperf.fetch: error: no request succeeded (3 failed)" in proc.stderr
-    assert "curl errors  7 " in proc.stdout
+    assert "by libcurl code: 7 " in proc.stdout
     df = load(out)
     assert len(df) == 3 and (df["curl_code"] == 7).all()

@@ -46,7 +46,7 @@ def _nothing_left_open(store):
 def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
     size = 12 * MIB + 1234
     result = write(store, tmp_path / "w", object_size=size, part_size=5 * MIB, requests=1, verify=True)
-    assert result.summary["verified"].startswith("ok: 1 objects")
+    assert result.summary["verified"].startswith("ok: every key written (1)")
     rows = load(tmp_path / "w")
     assert list(rows["op"].astype(str).value_counts().sort_index().items()) == [
         ("COMPLETE_MPU", 1), ("CREATE_MPU", 1), ("UPLOAD_PART", 3)]
@@ -72,14 +72,14 @@ def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
     monkeypatch.setattr(objperf.plan.writes, "PAYLOAD_PERIOD", 3 * MIB + 7)
     size = 11 * MIB + 5
     result = write(store, object_size=size, part_size=5 * MIB, requests=1, verify=True)
-    assert result.summary["verified"].startswith("ok: 1 objects")
+    assert result.summary["verified"].startswith("ok: every key written (1)")
     ((bucket, key),) = written_keys(result)
     body = store.client.get_object(bucket, key)
     period = bytes(make_payload(WriteWorkload(object_size=size, part_size=5 * MIB, buckets=("x",))))
     assert len(period) == 3 * MIB + 7
     assert body == (period * 4)[:size]
     single = write(store, object_size=4 * MIB, part_size=5 * MIB, requests=1, verify=True)
-    assert single.summary["verified"].startswith("ok: 1 objects")
+    assert single.summary["verified"].startswith("ok: every key written (1)")
 
 
 def test_part_url_signers_agree_and_the_server_checks_them(store):
@@ -154,7 +154,7 @@ def test_write_through_botocore(store, tmp_path, monkeypatch):
     workload = WriteWorkload(concurrency=4, threads=2, buckets=(store.bucket,), prefix="wb/", object_size=11 * MIB,
                              part_size=5 * MIB, requests=1, verify=True)
     result = run_write(settings, workload, out=tmp_path / "w")
-    assert result.summary["verified"].startswith("ok: 1 objects")
+    assert result.summary["verified"].startswith("ok: every key written (1)")
     ops = load(tmp_path / "w")["op"].astype(str).value_counts().to_dict()
     assert ops == {"UPLOAD_PART": 3, "CREATE_MPU": 1, "COMPLETE_MPU": 1}
     assert no_open_uploads(store)
@@ -167,7 +167,7 @@ def test_single_put_objects(store):
     assert (rows["bytes"] == 3000).all() and (rows["status"] == 200).all()
     assert rows["etag"].str.len().min() > 2
     assert result.summary["objects_written"] == 4
-    assert result.summary["verified"] == "ok: 2 objects read back equal to what was sent"
+    assert result.summary["verified"] == "ok: every key written (2) reads back equal to its last upload"
 
 
 def test_a_write_run_outlasts_its_presigned_urls(store):
@@ -185,7 +185,7 @@ def test_parts_spread_over_a_clusters_servers_make_one_object(store):
                    spread_to=servers)
     parts = result.rows[result.rows["op"] == "UPLOAD_PART"]
     assert set(parts["remote_port"]) == {store.server.s3_port, store.server.s3_port6}
-    assert result.summary["verified"].startswith("ok: 1 objects")
+    assert result.summary["verified"].startswith("ok: every key written (1)")
 
 
 def test_fanout_over_keys_and_buckets(store):
@@ -196,7 +196,7 @@ def test_fanout_over_keys_and_buckets(store):
     keys = written_keys(result)
     assert len(keys) == 3
     assert {b for b, _ in keys} == {store.bucket, other}
-    assert result.summary["verified"].startswith("ok: 3 objects")
+    assert result.summary["verified"].startswith("ok: every key written (3)")
     assert no_open_uploads(store, [store.bucket, other])
 
 

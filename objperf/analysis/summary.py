@@ -128,74 +128,86 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
     }
 
 
-def format_summary(s: dict, *, title: str = "objperf") -> str:
-    def counts(d: dict) -> str:
-        return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
+def amount(nbytes: float) -> str:
+    """Bytes as a newcomer reads them: GiB from 1 GiB up, MiB below."""
+    return f"{nbytes / GIB:.3f} GiB" if nbytes >= GIB else f"{nbytes / (1 << 20):.1f} MiB"
 
-    lines = [
-        f"{title}: {s['requests']} requests ({s['error_requests']} failed"
-        + (f", {s['cut_requests']} cut in flight when the run ended" if s.get("cut_requests") else "")
-        + f"), {s['bytes'] / GIB:.3f} GiB in {s['wall_s']:.2f} s",
-        f"  throughput   {s['gbps']:.3f} Gbps   {s['requests_per_s']:.1f} requests/s",
-    ]
+
+def format_summary(s: dict, *, title: str = "objperf") -> str:
+    """The summary as the commands print it: a title line, then one labelled line per fact."""
+    return "\n".join([title] + [f"  {label:<12} {text}" for label, text in summary_rows(s)])
+
+
+def summary_rows(s: dict) -> list[tuple[str, str]]:
+    """The summary as (label, text) lines that read without the README: rates in Gbps, amounts in GiB or
+    MiB, each term said in a few words where it appears.  The command line and the notebook both show these."""
+    def counts(d: dict) -> str:
+        return ", ".join(f"{k}: {v:,}" for k, v in d.items()) or "none"
+
+    cut = f", {s['cut_requests']:,} cut in flight when the run ended" if s.get("cut_requests") else ""
+    rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}), {amount(s['bytes'])} "
+                         f"transferred in {s['wall_s']:.2f} s"),
+            ("throughput", f"{s['gbps']:.3f} Gbps, {s['requests_per_s']:.1f} requests/s")]
     if set(s.get("directions", {})) != {"read"}:
         for name, d in s.get("directions", {}).items():
-            cut = f", {d['cut']} cut" if d.get("cut") else ""
-            lines.append(f"  {name:<12} {d['gbps']:.3f} Gbps   {d['requests']} requests ({d['failed']} failed{cut})   "
-                         f"latency p50 {d['latency_ms_p50']:.1f} ms   p99 {d['latency_ms_p99']:.1f} ms")
+            cut = f", {d['cut']:,} cut" if d.get("cut") else ""
+            rows.append((name, f"{d['gbps']:.3f} Gbps, {d['requests']:,} requests ({d['failed']:,} failed{cut}), "
+                               f"latency p50 {d['latency_ms_p50']:.1f} ms, p99 {d['latency_ms_p99']:.1f} ms"))
             if name == "write" and d["requests"]:
-                lines.append(f"  {'':<12} {d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered "
-                             f"2xx), {d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
-                             f"  {'':<12} no part finished: {d['bytes'] / GIB:.3f} GiB sent, none acknowledged")
+                rows.append(("", f"{d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered 2xx), "
+                                 f"{d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
+                                 f"no part finished: {amount(d['bytes'])} sent, none acknowledged"))
     if "objects_written" in s:
-        lines.append(f"  objects      {s['objects_written']} written, {s['objects_failed']} failed, "
-                     f"{s['objects_cut']} cut short when the run ended (aborted)")
+        rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
+                                f"{s['objects_cut']:,} cut short when the run ended (aborted)"))
     if "read" in s.get("directions", {"read": None}):
         rtt = s.get("rtt_ms", float("nan"))
-        lines.append(f"  TTFB         p50 {s['ttfb_ms_p50']:.2f} ms   p90 {s['ttfb_ms_p90']:.2f} ms"
-                     f"   p99 {s['ttfb_ms_p99']:.2f} ms"
-                     + ("" if math.isnan(rtt) else f"   round trip {rtt:.3f} ms (TCP connects): p50 TTFB is "
-                        f"{s['ttfb_over_rtt']:.0f}× it"))
+        rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "
+                             f"p99 {s['ttfb_ms_p99']:.2f} ms"
+                             + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms (from TCP connects), "
+                                f"so p50 TTFB is {s['ttfb_over_rtt']:.0f}× it")))
     for server, v in s.get("servers", {}).items():
-        ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f"   TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
-        lines.append(f"  server       {server:<22} {v['gbps']:.3f} Gbps   {v['requests']} requests "
-                     f"({v['failed']} failed){ttfb}")
-    lines += [
-        f"  HTTP status  {counts(s['status_counts'])}",
-        f"  S3 errors    {counts(s['s3_error_counts'])}",
-        f"  curl errors  {counts(s['curl_error_counts'])}",
-        f"  client CPU   {s['client_cpu_s']:.2f} s"
-        + (f" = {s['client_cpu_s_per_gib']:.3f} CPU-s/GiB" if s["bytes"] >= PER_GIB_FROM_BYTES else "")
-        + (f"   peak RSS {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else ""),
+        ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f", TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
+        rows.append(("server", f"{server}: {v['gbps']:.3f} Gbps, {v['requests']:,} requests "
+                               f"({v['failed']:,} failed){ttfb}"))
+    rows += [
+        ("HTTP status", f"requests per status code: {counts(s['status_counts'])}"),
+        ("S3 errors", f"error codes the store sent: {counts(s['s3_error_counts'])}"),
+        ("curl errors", f"requests with no complete answer, by libcurl code: {counts(s['curl_error_counts'])}"),
+        ("client CPU", f"objperf used {s['client_cpu_s']:.2f} CPU-seconds"
+                       + (f", {s['client_cpu_s_per_gib']:.3f} per GiB transferred" if s["bytes"] >= PER_GIB_FROM_BYTES
+                          else "")
+                       + (f"; peak memory {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else "")),
     ]
     if "verified" in s:
-        lines.append(f"  verified     {s['verified']}")
+        rows.append(("verified", s["verified"]))
     if s.get("uploads_left_open"):
-        lines.append(f"  left open    {len(s['uploads_left_open'])} multipart upload(s) the store did not abort: "
-                     + "; ".join(s["uploads_left_open"]))
+        rows.append(("left open", f"{len(s['uploads_left_open'])} multipart upload(s) the store did not abort: "
+                                  + "; ".join(s["uploads_left_open"])))
     if s.get("rows_unwritten"):
-        lines.append(f"  dataset      {s['rows_unwritten']:,} rows not written to the dataset (counted above)")
+        rows.append(("dataset", f"{s['rows_unwritten']:,} rows not written to the dataset (counted above)"))
     if s.get("rows_dropped"):
-        lines.append(f"  rows         {s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them")
+        rows.append(("rows", f"{s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them"))
     if s.get("error"):
-        lines.append(f"  failed       {s['error']}")
-    lines += format_evidence(s.get("evidence", {}))
-    return "\n".join(lines)
+        rows.append(("failed", s["error"]))
+    return rows + evidence_rows(s.get("evidence", {}))
 
 
-def format_evidence(e: dict) -> list[str]:
-    """The NIC and CPU lines of a summary: does the run's evidence back its numbers?"""
-    lines = []
+def evidence_rows(e: dict) -> list[tuple[str, str]]:
+    """The NIC and CPU lines of a summary: does what the machine saw back what objperf counted?"""
+    rows = []
     if "nic" in e:
-        compared = "   ".join(f"NIC vs app ({d}) {e[f'nic_vs_app_{d}_pct']:+.2f}%"
-                               for d in ("read", "write") if f"nic_vs_app_{d}_pct" in e)
-        lines.append(f"  NIC {e['nic']:<8} rx {e['nic_rx_bytes'] / GIB:.3f} GiB   tx {e['nic_tx_bytes'] / GIB:.3f} GiB"
-                     + (f"   {compared}" if compared else "")
-                     + ("   (loopback also carries a local server's own traffic)" if e["nic"] == "lo" else ""))
+        compared = "; ".join(f"{e[f'nic_vs_app_{d}_pct']:+.0f}% vs the bytes objperf {verb}"
+                             for d, verb in (("read", "received"), ("write", "sent")) if f"nic_vs_app_{d}_pct" in e)
+        rows.append((f"NIC {e['nic']}", f"the network interface received {amount(e['nic_rx_bytes'])}, sent "
+                                        f"{amount(e['nic_tx_bytes'])}" + (f" ({compared}" if compared else "")
+                     + ((": loopback also carries the local server's own traffic" if e["nic"] == "lo" else "")
+                        + ")" if compared else "")))
     if "client_cores_busy" in e:
         cores = ", ".join(f"{b:.0f}%" for b in e.get("cores_busy_pct", []))
-        lines.append(f"  client       {e['client_cores_busy']:.2f} cores busy; all cores busy {cores}")
+        rows.append(("client", f"objperf kept {e['client_cores_busy']:.2f} cores busy on average; each core of the "
+                               f"machine was busy {cores} (all processes)"))
         if e.get("client_cpu_bound"):
-            lines.append("  WARNING      the client looks CPU-bound: the ceiling measured may be the client's, "
-                         "not the store's (add --threads or a bigger client)")
-    return lines
+            rows.append(("WARNING", "the client looks CPU-bound: the ceiling measured may be the client's, not the "
+                                    "store's (add --threads or a bigger client)"))
+    return rows

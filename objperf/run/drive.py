@@ -18,7 +18,7 @@ from typing import Protocol
 
 from objperf.errors import EngineError, ObjperfError, RunFailed
 from objperf.run.recorder import Recorder
-from objperf.run.signals import cleaning_up
+from objperf.run.signals import cleaning_up, stop_requested
 
 STEP_S = 0.1
 PROGRESS_EVERY_S = 0.5
@@ -135,6 +135,8 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
         lost = recorder.server_lost()
         if lost:
             raise RunFailed(lost)
+        if stop_requested():
+            raise KeyboardInterrupt  # the same clean stop as Ctrl-C
         waiting = [part for part in parts if not part.done]
         if not waiting:
             return

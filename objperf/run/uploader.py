@@ -380,8 +380,9 @@ class Uploader:
             if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
                 bad.append(f"s3://{bucket}/{key}")
         if bad:
-            return f"FAILED: {len(bad)} of {len(latest)} objects differ ({', '.join(bad[:3])})"
-        return f"ok: {len(latest)} objects read back equal to what was sent"
+            return f"FAILED: {len(bad)} of the {len(latest)} keys written differ from their last upload " \
+                   f"({', '.join(bad[:3])})"
+        return f"ok: every key written ({len(latest)}) reads back equal to its last upload"
 
     def cleanup(self) -> int:
         """Delete every key this run wrote to (and only those)."""

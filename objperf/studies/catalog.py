@@ -80,11 +80,6 @@ class StudyContext:
 
     def ensure_object(self, bucket: str, key: str, size: int) -> None:
         """Seed ``key`` unless an object of that size is already there (reruns reuse it)."""
-        try:
-            if self.client.object_size(bucket, key) == size:
-                return
-        except Exception:
-            pass
         seed_objects(self.settings, [bucket], [key], size)
 
     def reads(self, **kw) -> ReadWorkload:

@@ -1,0 +1,43 @@
+"""A run's live progress — rate, requests, errors, time — drawn by tqdm: a bar on a terminal, a widget in
+a notebook (``tqdm.auto`` picks), nothing when nobody is watching."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+Listener = Callable[[float, int, int, int], None]  # elapsed s, bytes, requests, errors so far
+
+
+class Progress:
+    """The drive loop's ``on_progress``: draws (when ``shown``) and tells ``listener`` (the API's live
+    ``Run``).  ``close()`` ends the bar."""
+
+    def __init__(self, *, total_s: float | None, shown: bool, listener: Listener | None = None):
+        self.listener = listener
+        self.total_s = total_s
+        self._last = (0.0, 0, 0)
+        self.bar = None
+        if shown:
+            from tqdm.auto import tqdm
+
+            fmt = "{l_bar}{bar}| {n:.0f}/{total:.0f} s  {postfix}" if total_s else "{n:.0f} s  {postfix}"
+            self.bar = tqdm(total=total_s or None, bar_format=fmt, file=sys.stderr, leave=True, dynamic_ncols=True)
+
+    def __call__(self, elapsed: float, nbytes: int, nrequests: int, nerrors: int) -> None:
+        if self.listener:
+            self.listener(elapsed, nbytes, nrequests, nerrors)
+        if self.bar is None:
+            return
+        t_prev, b_prev, r_prev = self._last
+        dt = max(elapsed - t_prev, 1e-9)
+        self._last = (elapsed, nbytes, nrequests)
+        self.bar.n = min(elapsed, self.total_s) if self.total_s else elapsed
+        self.bar.set_postfix_str(f"{(nbytes - b_prev) * 8 / dt / 1e9:.3f} Gbps, {(nrequests - r_prev) / dt:.0f} "
+                                 f"req/s, {nerrors} failed", refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
