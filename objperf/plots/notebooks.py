@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
         missing = [m for m in ("nbformat", "nbclient", "ipykernel") if importlib.util.find_spec(m) is None]
         if missing:
-            raise UsageError(f"running notebooks needs {', '.join(missing)}: pip install 'objperf[dev]'")
+            raise UsageError(f"running notebooks needs {', '.join(missing)}: pip install 'objperf[lab]'")
         notebooks = sorted(args.notebooks.glob("*.ipynb"))
         if not notebooks:
             raise UsageError(f"no notebooks in {args.notebooks}; give their folder with --notebooks")
