@@ -32,7 +32,7 @@ from typing import Any
 
 from objperf.cli import Invocation
 from objperf.errors import ObjperfError, UsageError
-from objperf.run.signals import stopped_by
+from objperf.run.control import Control, controlled
 
 __all__ = ["ObjperfError", "Run", "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study"]
 
@@ -175,7 +175,7 @@ def _run(command: str, positional: dict, options: dict) -> Run:
 
     def body() -> None:
         try:
-            with stopped_by(run._stop):
+            with controlled(Control(stop=run._stop)):
                 run.outcome = module.execute(args, invocation)
             run.status = getattr(run.outcome, "status", None) or _frame_status(run.outcome)
         except KeyboardInterrupt:

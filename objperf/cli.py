@@ -274,11 +274,23 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--spread-to", type=split_list, default=[], metavar="ADDR:PORT,...",
                    help="deal the slots round robin to these servers of a cluster, each slot connecting to "
                         "its own as if DNS had named it (no balancer needed); rows say which in remote_ip")
-    c.add_argument("--interface", help="local source address or NIC name")
+    c.add_argument("--interface", metavar="SOURCE[,SOURCE...]",
+                   help="local source address or NIC name; several (comma-separated) have the slots dealt to them "
+                        "round robin, rows say which in local_ip")
     c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
     c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
     c.add_argument("--buffer-size", type=buffer_size_arg,
                    help="libcurl buffer size per slot, 1KiB to 10MiB (default 128KiB receiving, 1MiB sending)")
+
+
+def add_cluster_args(p: argparse.ArgumentParser) -> None:
+    c = p.add_argument_group("many hosts (dask.distributed)")
+    c.add_argument("--cluster", metavar="ADDR", help="run the workload on every worker of this dask scheduler at once "
+                                                     "(tcp://HOST:8786); one dataset with every host's rows")
+    c.add_argument("--local-cluster", type=positive_int, metavar="N",
+                   help="the same on N worker processes started here")
+    c.add_argument("--workers", type=positive_int, metavar="N", help="use N of the cluster's workers (default: all)")
+    c.add_argument("--wait-for", type=positive_int, metavar="N", help="wait up to a minute for N workers to join")
 
 
 def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:

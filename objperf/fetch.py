@@ -5,8 +5,12 @@ With no URL it starts a local SeaweedFS, seeds an object and reads that."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 from objperf.cli import (
     Invocation,
+    add_cluster_args,
     add_connection_args,
     add_output_args,
     add_target_args,
@@ -59,6 +63,7 @@ def build_parser():
     w.add_argument("--engine", choices=("curl", "requests"), default="curl",
                    help="curl (default) or the pure-Python reference engine")
     add_connection_args(p)
+    add_cluster_args(p)
     add_output_args(p, embedded_size=1 << 30)
     return p
 
@@ -89,17 +94,41 @@ def parse_keys(text: str | None) -> list[str] | int | None:
 
 
 def execute(args, invocation: Invocation):
-    """The read run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
+    """The read run ``args`` describe (on ``invocation``'s local server when no URL is given, on every host of a
+    cluster with ``--cluster``): a ``RunResult``."""
+    from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
+
+    check_cluster_args(args)
     resolve_out(args, "fetch")
     workload = read_workload(args)
     keys = parse_keys(args.keys)
     buckets = split_list(args.buckets)
-    if args.url:
-        return _run(args, workload, args.url, s3_settings(args), keys, buckets, invocation)
-    with invocation.local_server() as server:
-        url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets,
-                            invocation.say)
-        return _run(args, workload, url, server.settings(), keys, buckets, invocation)
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url, settings = args.url, s3_settings(args)
+        else:
+            server = stack.enter_context(invocation.local_server())
+            url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets,
+                                invocation.say)
+            settings = server.settings()
+        job = functools.partial(read_job, url, settings, keys, buckets, args.url_lifetime, workload)
+        if cluster_asked(args):
+            result = run_across(args, invocation, job, kind="read", target={"url": url, **settings.describe()},
+                                workload=workload.describe())
+        else:
+            with invocation.progress(workload.duration) as progress:
+                result = job(args.out, on_progress=progress)
+    return with_figures(result, args, invocation)
+
+
+def read_job(url: str, settings, keys, buckets, url_lifetime: int, workload, out, *, index: int | None = None,
+             on_progress=None):
+    """One host's read run: resolve the target (HEAD, listing, presigned URLs) and read."""
+    from objperf.run.reads import run_read
+    from objperf.s3.target import resolve_read_target
+
+    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=url_lifetime)
+    return run_read(target, workload, out=out, on_progress=on_progress)
 
 
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
@@ -109,16 +138,6 @@ def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str],
     buckets = buckets or [EMBEDDED_BUCKET]
     seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True, say=say)
     return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"
-
-
-def _run(args, workload, url, settings, keys, buckets, invocation: Invocation):
-    from objperf.run.reads import run_read
-    from objperf.s3.target import resolve_read_target
-
-    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=args.url_lifetime)
-    with invocation.progress(workload.duration) as progress:
-        result = run_read(target, workload, out=args.out, on_progress=progress)
-    return with_figures(result, args, invocation)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,13 @@ beside it."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
+
 from objperf.cli import (
     Invocation,
+    add_cluster_args,
     add_connection_args,
     add_output_args,
     add_target_args,
@@ -25,7 +30,7 @@ from objperf.cli import (
     with_figures,
 )
 from objperf.fetch import seed_embedded
-from objperf.put import add_write_args, write_destination, write_workload
+from objperf.put import abort_lost, add_write_args, host_prefix, write_destination, write_workload
 
 PROG = "objperf.mixed"
 DEFAULT_CONCURRENCY = 16
@@ -52,6 +57,7 @@ def build_parser():
     add_write_args(p, concurrency_flags=("--write-concurrency",), concurrency_default=None)
     p.add_argument("--duration", "-d", type=duration_arg, default=30.0, help="how long both run (default 30s)")
     add_connection_args(p)
+    add_cluster_args(p)
     add_output_args(p, embedded_size=64 << 20)
     return p
 
@@ -61,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation):
-    """The mixed run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
+    """The mixed run ``args`` describe (on ``invocation``'s local server when no URL is given, on every host of a
+    cluster with ``--cluster``): a ``RunResult``."""
+    from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
     from objperf.plan.reads import ReadWorkload
-    from objperf.run.writes import run_mixed
-    from objperf.s3.target import resolve_read_target, split_s3_url
+    from objperf.s3.target import split_s3_url
 
+    check_cluster_args(args)
     resolve_out(args, "mixed")
     args.read_concurrency = args.read_concurrency or args.concurrency or DEFAULT_CONCURRENCY
     args.write_concurrency = args.write_concurrency or args.concurrency or DEFAULT_CONCURRENCY
@@ -76,19 +84,34 @@ def execute(args, invocation: Invocation):
     destination = args.write_to or (f"s3://{split_s3_url(args.url)[0]}/objperf-mixed/" if args.url else None)
     buckets, prefix = write_destination(destination, args.buckets)
     writes = write_workload(args, buckets, prefix)
-    if args.url:
-        settings = s3_settings(args)
-        target = resolve_read_target(args.url, settings, url_lifetime=args.url_lifetime)
-        with invocation.progress(args.duration) as progress:
-            return with_figures(run_mixed(target, reads, settings, writes, out=args.out, on_progress=progress),
-                                args, invocation)
-    with invocation.local_server() as server:
-        url = seed_embedded(server, args.object_size, None, [], invocation.say)
-        target = resolve_read_target(url, server.settings(), url_lifetime=args.url_lifetime)
-        with invocation.progress(args.duration) as progress:
-            result = run_mixed(target, reads, server.settings(), writes, out=args.out, on_progress=progress,
-                               create_buckets=True)
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url, settings, create = args.url, s3_settings(args), False
+        else:
+            server = stack.enter_context(invocation.local_server())
+            url = seed_embedded(server, args.object_size, None, [], invocation.say)
+            settings, create = server.settings(), True
+        job = functools.partial(mixed_job, url, settings, args.url_lifetime, reads, writes, create)
+        if cluster_asked(args):
+            result = run_across(args, invocation, job, kind="mixed", target={"url": url, **settings.describe()},
+                                workload={"read": reads.describe(), "write": writes.describe()},
+                                on_lost=functools.partial(abort_lost, settings, writes))
+        else:
+            with invocation.progress(args.duration) as progress:
+                result = job(args.out, on_progress=progress)
     return with_figures(result, args, invocation)
+
+
+def mixed_job(url: str, settings, url_lifetime: int, reads, writes, create_buckets: bool, out, *,
+              index: int | None = None, on_progress=None):
+    """One host's mixed run; a cluster host writes under its own prefix."""
+    from objperf.run.writes import run_mixed
+    from objperf.s3.target import resolve_read_target
+
+    if index is not None:
+        writes = dataclasses.replace(writes, prefix=host_prefix(writes.prefix, index))
+    target = resolve_read_target(url, settings, url_lifetime=url_lifetime)
+    return run_mixed(target, reads, settings, writes, out=out, on_progress=on_progress, create_buckets=create_buckets)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,13 @@ With no URL it starts a local SeaweedFS and writes to it."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
+
 from objperf.cli import (
     Invocation,
+    add_cluster_args,
     add_connection_args,
     add_output_args,
     add_target_args,
@@ -59,6 +64,7 @@ def build_parser():
     b.add_argument("--requests", "-n", type=positive_int, help="write this many objects (default: each key once)")
     p.add_argument("--create-bucket", action="store_true", help="create the bucket(s) if missing")
     add_connection_args(p)
+    add_cluster_args(p)
     add_output_args(p, embedded_size=64 << 20)
     return p
 
@@ -87,21 +93,53 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation):
-    """The write run ``args`` describe (on ``invocation``'s local server when no URL is given): a ``RunResult``."""
-    from objperf.run.writes import run_write
+    """The write run ``args`` describe (on ``invocation``'s local server when no URL is given, on every host of a
+    cluster with ``--cluster``, each under its own ``hostNN/`` prefix): a ``RunResult``."""
+    from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
 
+    check_cluster_args(args)
     resolve_out(args, "put")
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)
-    with invocation.progress(workload.duration) as progress:
+    with contextlib.ExitStack() as stack:
         if args.url:
-            result = run_write(s3_settings(args), workload, out=args.out, on_progress=progress,
-                               create_buckets=args.create_bucket)
+            settings, create = s3_settings(args), args.create_bucket
         else:
-            with invocation.local_server() as server:
-                result = run_write(server.settings(), workload, out=args.out, on_progress=progress,
-                                   create_buckets=True)
+            settings, create = stack.enter_context(invocation.local_server()).settings(), True
+        job = functools.partial(write_job, settings, workload, create)
+        if cluster_asked(args):
+            result = run_across(args, invocation, job, kind="write",
+                                target={"kind": "s3", **settings.describe(), "buckets": buckets},
+                                workload=workload.describe(), on_lost=functools.partial(abort_lost, settings,
+                                                                                         workload))
+        else:
+            with invocation.progress(workload.duration) as progress:
+                result = job(args.out, on_progress=progress)
     return with_figures(result, args, invocation)
+
+
+def host_prefix(prefix: str, index: int) -> str:
+    """A cluster host's keys: under its own prefix, so no two hosts' keys can collide."""
+    return f"{prefix}host{index:02d}/"
+
+
+def write_job(settings, workload, create_buckets: bool, out, *, index: int | None = None, on_progress=None):
+    """One host's write run."""
+    from objperf.run.writes import run_write
+
+    if index is not None:
+        workload = dataclasses.replace(workload, prefix=host_prefix(workload.prefix, index))
+    return run_write(settings, workload, out=out, on_progress=on_progress, create_buckets=create_buckets)
+
+
+def abort_lost(settings, workload, index: int) -> None:
+    """After a host died mid-run: abort the uploads it left open (its own prefix, so nobody else's)."""
+    from objperf.s3.client import S3Client
+
+    client = S3Client(settings)
+    for bucket in workload.buckets:
+        for key, upload_id in client.open_uploads(bucket, host_prefix(workload.prefix, index)):
+            client.abort_upload(bucket, key, upload_id)
 
 
 if __name__ == "__main__":

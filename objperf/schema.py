@@ -27,7 +27,7 @@ COLUMNS = (
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
     "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "crc32", "etag",
 )
-S3_ERROR_BYTES = 32
+S3_ERROR_BYTES = 64  # AWS documents codes of up to 34 characters: room to spare
 IP_BYTES = 46
 ETAG_BYTES = 48
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.server
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,37 @@ def test_refused_connection_has_its_curl_code(engine):
     assert (rows["curl_code"] == 7).all()  # CURLE_COULDNT_CONNECT
     assert (rows["status"] == 0).all()
     assert "7 Couldn't connect to server" in result.summary["curl_error_counts"]
+
+
+class LongErrorCode(http.server.BaseHTTPRequestHandler):
+    """Answers every GET as Swift's S3 layer answers a presigned URL it dislikes: a 34-character code."""
+
+    protocol_version = "HTTP/1.1"
+    body = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>AuthorizationQueryParametersError</Code>"
+            b"<Message>Error parsing the X-Amz-Credential parameter</Message></Error>")
+
+    def do_GET(self):
+        self.send_response(400)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_s3_error_codes_are_kept_whole(engine):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LongErrorCode)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run_urls([f"http://127.0.0.1:{server.server_port}/bench/big.bin"], 100, engine)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert set(result.rows["s3_error"].astype(str)) == {"AuthorizationQueryParametersError"}
+    assert result.summary["s3_error_counts"] == {"AuthorizationQueryParametersError": 3}
 
 
 def test_good_and_bad_keys_in_one_run(store):

@@ -191,6 +191,61 @@ def test_connect_to_and_interface_pin_both_ends(store):
     assert (rows["status"] == 206).all()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_prefix_of_different_sizes_has_every_range_read_exactly_once(store, engine):
+    """Four sizes under one prefix, an empty object and a directory marker: before, the plan visited keys in
+    turn for as many rounds as the largest had ranges, so the small ones were read again and again and the
+    large ones only in part."""
+    sizes = {"edge/a.bin": 4 * RANGE, "edge/b.bin": 4 * RANGE, "edge/c.bin": RANGE + RANGE // 2,
+             "edge/d.bin": RANGE // 2, "edge/empty.bin": 0, "edge/dir/": 0}
+    for key, size in sizes.items():
+        store.client.put_object(store.bucket, key, bytes(size))
+    target = resolve_read_target(f"s3://{store.bucket}/edge/", store.server.settings())
+    result = run_read(target, ReadWorkload(concurrency=3, threads=2, range_size=RANGE, engine=engine))
+    rows = result.rows
+    read = sorted(zip(rows["key"].astype(str), rows["offset"]))
+    expected = sorted((key, offset) for key, size in sizes.items() if size
+                      for offset in range(0, size, RANGE))
+    assert read == expected and (rows["status"] == 206).all()
+    assert rows["bytes"].sum() == sum(sizes.values())
+    assert result.summary["skipped_objects"] == 2
+    assert "2 empty objects or directory markers" in format_summary(result.summary)
+
+
+def test_the_sequential_plan_covers_every_range_once_a_pass():
+    from objperf.plan.reads import SequentialPlan
+
+    counts = [7, 1, 3, 3, 12, 1, 5]
+    plan = SequentialPlan(counts)
+    assert plan.total == sum(counts)
+    for start in (0, plan.total, 5 * plan.total):  # passes repeat
+        seen = [plan(n) for n in range(start, start + plan.total)]
+        assert sorted(seen) == sorted((key, r) for key, count in enumerate(counts) for r in range(count))
+    assert [key for key, _ in (plan(n) for n in range(len(counts)))] == plan.order  # every key in the first round
+
+
+def test_slots_are_dealt_over_several_source_addresses(store):
+    target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", store.server.settings())
+    workload = ReadWorkload(concurrency=4, threads=2, range_size=RANGE, requests=40, verify=True,
+                            interface="127.0.0.2,127.0.0.3")
+    rows = run_read(target, workload).rows
+    assert (rows["status"] == 206).all()
+    per_source = rows["local_ip"].astype(str).value_counts()
+    assert set(per_source.index) == {"127.0.0.2", "127.0.0.3"} and per_source.min() >= 10
+
+
+def test_http2_over_cleartext_falls_back_to_what_the_server_speaks(store):
+    """SeaweedFS speaks no HTTP/2 over cleartext: asked with prior knowledge it failed every request.  Now the
+    engine offers the upgrade, the server answers 1.1, and the summary says so."""
+    target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings())
+    result = run_read(target, ReadWorkload(concurrency=2, threads=1, range_size=RANGE, http_version="2"))
+    rows = result.rows
+    assert len(rows) == 4 and (rows["status"] == 206).all() and rows["bytes"].sum() == 4 * RANGE
+    assert set(rows["http_version"]) == {"1.1"}
+    assert result.summary["http_version_counts"] == {"1.1": 4}
+    assert "asked for HTTP/2, the server answered HTTP/1.1: 4" in format_summary(result.summary)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_slots_are_spread_over_a_clusters_servers(store, threads):
     # Two S3 gateways over one filer stand for a cluster's servers; the URL names only the first.

@@ -35,7 +35,7 @@ import numpy as np
 from objperf._engine.curl cimport *
 from objperf.errors import EngineError, RunFailed, describe_os_error
 from objperf.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
-from objperf.plan.reads import range_count
+from objperf.plan.reads import SequentialPlan, range_count
 
 cnp.import_array()
 curl_global_init(CURL_GLOBAL_DEFAULT)
@@ -121,7 +121,8 @@ cdef class Engine:
         send slices of ``payload`` (a C-contiguous uint8 array).  Over TLS, ``ca_file`` replaces the
         system's CA certificates; ``verify_tls=False`` trusts any certificate.  ``spread_to``: CONNECT_TO
         entries dealt to the slots round robin, each ahead of ``connect_to`` in its slot's own list
-        (a cluster's servers reached without a balancer)."""
+        (a cluster's servers reached without a balancer).  ``interface``: a source address or NIC, or several
+        separated by commas, dealt to the slots the same way."""
         cdef int i, k, nkeys = len(urls)
         cdef Slot *s
         cdef ThreadState *ts
@@ -151,6 +152,8 @@ cdef class Engine:
             raise ValueError("object sizes must be >= 0")
         self.nthreads = min(threads, concurrency)
         self.nslots = concurrency
+        # Source addresses or NICs (CURLOPT_INTERFACE), dealt to the slots round robin as spread_to's servers are.
+        sources = [name for name in (interface or "").split(",") if name]
 
         cdef Shared *sh = &self.shared
         sh.max_requests = max_requests
@@ -173,6 +176,7 @@ cdef class Engine:
             sh.sizes[k] = sizes[k]
             sh.nranges[k] = range_count(sizes[k], range_size)
             sh.fds[k] = fds[k] if fds is not None else -1
+        self._setup_sequential_plan(nkeys)
 
         for entry in connect_to:
             self.connect_to = curl_slist_append(self.connect_to, entry.encode())
@@ -229,9 +233,28 @@ cdef class Engine:
                 s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
                 for entry in connect_to:
                     s.pin = curl_slist_append(s.pin, entry.encode())
-            configure_easy(s, self.headers, self.connect_to, self._keep, ip, interface, http_version, tls,
+            configure_easy(s, self.headers, self.connect_to, self._keep, ip,
+                           sources[i % len(sources)] if sources else None, http_version, tls,
                            buffer_size, timeout, connect_timeout)
             configure_tls(s.easy, ca_file, verify_tls, self._keep)
+
+    cdef _setup_sequential_plan(self, int nkeys):
+        cdef Shared *sh = &self.shared
+        cdef int k, t
+        plan = SequentialPlan([sh.nranges[k] for k in range(nkeys)])
+        nsegs = len(plan.segments)
+        sh.order = <int64_t *>calloc(nkeys, sizeof(int64_t))
+        sh.seg_layer = <int64_t *>calloc(nsegs, sizeof(int64_t))
+        sh.seg_before = <int64_t *>calloc(nsegs, sizeof(int64_t))
+        sh.seg_keys = <int64_t *>calloc(nsegs, sizeof(int64_t))
+        if sh.order == NULL or sh.seg_layer == NULL or sh.seg_before == NULL or sh.seg_keys == NULL:
+            raise MemoryError()
+        for k in range(nkeys):
+            sh.order[k] = plan.order[k]
+        for t in range(nsegs):
+            sh.seg_layer[t], sh.seg_before[t], sh.seg_keys[t] = plan.segments[t]
+        sh.nsegs = nsegs
+        sh.plan_total = plan.total
 
     cdef _setup_queue(self, int capacity, payload):
         cdef Shared *sh = &self.shared
@@ -546,6 +569,11 @@ cdef class Engine:
         self.shared.sizes = NULL
         free(self.shared.nranges)
         self.shared.nranges = NULL
+        free(self.shared.order)
+        free(self.shared.seg_layer)
+        free(self.shared.seg_before)
+        free(self.shared.seg_keys)
+        self.shared.order = self.shared.seg_layer = self.shared.seg_before = self.shared.seg_keys = NULL
         free(self.shared.fds)
         self.shared.fds = NULL
 

@@ -33,7 +33,9 @@ cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list k
     if http_version == "1.1":
         version = CURL_HTTP_VERSION_1_1
     else:
-        version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        # Over TLS, ALPN; over cleartext, the Upgrade: h2c offer, which a server that has no HTTP/2 declines
+        # by answering 1.1.  Prior knowledge would fail every request to such a server (most S3 stores).
+        version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_0
     check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
 
 cdef configure_tls(CURL *e, ca_file, bint verify_tls, list keep):

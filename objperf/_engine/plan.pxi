@@ -10,10 +10,25 @@ cdef inline uint64_t xorshift(uint64_t *state) noexcept nogil:
     return x
 
 
+cdef inline void sequential_range(Shared *sh, int64_t m, int64_t *key, int64_t *r) noexcept nogil:
+    """The ``m``-th request of a pass: range ``r`` of ``key``.  Keys are taken in turn, each while it has
+    ranges left, so objects of different sizes each have every range read exactly once per pass."""
+    cdef int64_t lo = 0, hi = sh.nsegs - 1, mid, into
+    while lo < hi:  # the last segment starting at or before m
+        mid = (lo + hi + 1) // 2
+        if sh.seg_before[mid] <= m:
+            lo = mid
+        else:
+            hi = mid - 1
+    into = m - sh.seg_before[lo]
+    r[0] = sh.seg_layer[lo] + into // sh.seg_keys[lo]
+    key[0] = sh.order[into % sh.seg_keys[lo]]
+
+
 cdef bint start_plan(Slot *s) noexcept nogil:
     cdef ThreadState *ts = s.ts
     cdef Shared *sh = ts.shared
-    cdef int64_t n, key, nr, r, size, prev, generation
+    cdef int64_t n, key, r, size, prev, generation
     if op_atomic_load_int(&sh.stop) != STOP_NONE:
         return False
     if past_deadline(sh):
@@ -21,12 +36,11 @@ cdef bint start_plan(Slot *s) noexcept nogil:
     n = op_atomic_add(&sh.next_req, 1)
     if sh.max_requests >= 0 and n >= sh.max_requests:
         return False
-    key = n % sh.nkeys
-    nr = sh.nranges[key]
     if sh.random_ranges:
-        r = <int64_t>(xorshift(&ts.rng) % <uint64_t>nr)
+        key = n % sh.nkeys
+        r = <int64_t>(xorshift(&ts.rng) % <uint64_t>sh.nranges[key])
     else:
-        r = (n // sh.nkeys) % nr
+        sequential_range(sh, n % sh.plan_total, &key, &r)
     size = sh.sizes[key]
     s.key_index = <int>key
     s.offset = r * sh.range_size

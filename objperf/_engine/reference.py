@@ -19,7 +19,7 @@ import numpy as np
 import requests
 import urllib3
 
-from objperf.plan.reads import range_count
+from objperf.plan.reads import SequentialPlan, range_count
 from objperf.s3.xml import element_text
 from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 
@@ -29,12 +29,14 @@ CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)
 
 
 class _Plan:
-    """Which request comes next: request n reads key n % K, range (n // K) % R (or a random range)."""
+    """Which request comes next: the sequential plan's (every range of every object once a pass), or a
+    random range of key n % K."""
 
     def __init__(self, sizes, range_size, random_ranges, max_requests, max_bytes, seed):
         self.sizes = list(sizes)
         self.range_size = range_size
         self.nranges = [range_count(s, range_size) for s in self.sizes]
+        self.sequential = SequentialPlan(self.nranges)
         self.random_ranges = random_ranges
         self.max_requests = max_requests
         self.max_bytes = max_bytes
@@ -53,8 +55,11 @@ class _Plan:
             self.next_req += 1
             if 0 <= self.max_requests <= n:
                 return None
-            key = n % len(self.sizes)
-            r = rng.randrange(self.nranges[key]) if self.random_ranges else (n // len(self.sizes)) % self.nranges[key]
+            if self.random_ranges:
+                key = n % len(self.sizes)
+                r = rng.randrange(self.nranges[key])
+            else:
+                key, r = self.sequential(n)
             offset = r * self.range_size
             length = min(self.range_size, self.sizes[key] - offset)
             if self.max_bytes >= 0:

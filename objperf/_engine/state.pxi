@@ -7,7 +7,7 @@ cdef enum:
     ERRBUF_CAP = 2048
     EVENTS_CAP = 64
     IDLE_WAIT_MS = 100
-    S3ERR_CAP = 32
+    S3ERR_CAP = 64
     IP_CAP = 46
     ETAG_CAP = 48
     OPC_GET = 0
@@ -75,6 +75,15 @@ ctypedef struct Shared:
     int64_t url_generation
     int64_t *sizes
     int64_t *nranges
+    # The sequential plan: one pass reads every range of every object once, keys taken in turn while they
+    # have ranges left.  Layer j holds range j of each key with more than j ranges; the layers fall into
+    # segments with the same keys (by range count), found by binary search (see start_plan).
+    int64_t *order       # keys by range count, most first
+    int64_t nsegs
+    int64_t *seg_layer   # the segment's first layer
+    int64_t *seg_before  # requests in the pass before the segment
+    int64_t *seg_keys    # keys in each of its layers: the first seg_keys of order
+    int64_t plan_total   # requests in one pass
     int64_t range_size
     int random_ranges
     int sink

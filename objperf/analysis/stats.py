@@ -125,7 +125,7 @@ def _inside(t_start, ttfb, end, nbytes, window_start, window_end) -> np.ndarray:
     return high
 
 
-def _overlap_bytes(df: pd.DataFrame, start, end) -> np.ndarray:
+def overlap_bytes(df: pd.DataFrame, start, end) -> np.ndarray:
     """Each row's bytes that fall inside [start, end], its bytes spread evenly over its transfer."""
     t_start = df["t_start"].to_numpy(float)
     return _inside(t_start, df["ttfb_s"].to_numpy(float), t_start + df["total_s"].to_numpy(float),
@@ -138,7 +138,7 @@ def steady_gbps(df: pd.DataFrame) -> float:
     data = df[df["slot"] >= 0]
     if data.empty or not end > start:
         return float("nan")
-    return float(_overlap_bytes(data, start, end).sum()) * 8 / (end - start) / 1e9
+    return float(overlap_bytes(data, start, end).sum()) * 8 / (end - start) / 1e9
 
 
 CHUNK_ROWS = 1 << 20  # big enough to vectorise, small enough that temporaries are reused, not faulted in

@@ -11,6 +11,7 @@ import numpy as np
 from objperf.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
+    HTTP_VERSIONS,
     OP_GET,
     curl_error_text,
     cut_requests,
@@ -31,6 +32,13 @@ def round_trip_ms(cols: dict[str, np.ndarray]) -> float:
     opened = cols["new_conn"].astype(bool) & (cols["connect_s"] > 0)
     (median,) = percentiles((cols["connect_s"][opened] - cols["dns_s"][opened]) * 1000, [50])
     return float(median)
+
+
+def _http_versions(cols: dict[str, np.ndarray], *, answered: np.ndarray) -> dict[str, int]:
+    """Answered requests by the HTTP version the server spoke (``1.1``, ``2``)."""
+    if "http_version" not in cols:
+        return {}
+    return {HTTP_VERSIONS.get(k, str(k)): v for k, v in _counts(cols["http_version"][answered]).items()}
 
 
 def _counts(values: np.ndarray) -> dict:
@@ -118,6 +126,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "rtt_ms": (rtt := round_trip_ms(cols)),
         "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
         "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
+        "http_version_counts": _http_versions(cols, answered=status > 0),
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
         "curl_error_counts": {f"{k} {curl_error_text(k)}": v
                               for k, v in _counts(curl_code[curl_failed]).items()},
@@ -157,6 +166,17 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                 rows.append(("", f"{d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered 2xx), "
                                  f"{d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
                                  f"no part finished: {amount(d['bytes'])} sent, none acknowledged"))
+    if "hosts" in s:
+        rows.append(("hosts", f"{len(s['hosts'])} hosts, all running together for {s['common_window_s']:.2f} s: the "
+                              "throughput above counts that window only; the last host started "
+                              f"{s['start_spread_s'] * 1000:.0f} ms after the first"))
+        for label, h in s["hosts"].items():
+            rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
+                                 f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
+                                 f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
+    if s.get("skipped_objects"):
+        rows.append(("skipped", f"{s['skipped_objects']:,} empty objects or directory markers (keys ending in /) "
+                                "under the prefix, not read"))
     if "objects_written" in s:
         rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
                                 f"{s['objects_cut']:,} cut short when the run ended (aborted)"))
@@ -179,6 +199,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                           else "")
                        + (f"; peak memory {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else "")),
     ]
+    if s.get("http_asked_for") and set(s.get("http_version_counts", {})) - {s["http_asked_for"]}:
+        answered = ", ".join(f"HTTP/{v}: {n:,}" for v, n in s["http_version_counts"].items())
+        rows.append(("HTTP version", f"asked for HTTP/{s['http_asked_for']}, the server answered {answered}"))
     if "verified" in s:
         rows.append(("verified", s["verified"]))
     if s.get("uploads_left_open"):

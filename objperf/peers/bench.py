@@ -407,3 +407,34 @@ def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
             lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
                          f"(median {median(ratios):.2f})")
     return lines
+
+
+def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> str:
+    """One worker against two on this machine, reading the same object for ``duration``: aggregate Gbps,
+    client CPU-seconds per GiB (every worker's in-run CPU), and how long after the command started each
+    worker's first byte arrived (preparing, the synchronized start, the first TTFB)."""
+    import json
+
+    from objperf.dataset import load
+
+    lines = [f"cluster: the same read on 1 and 2 local worker processes, {duration:.0f} s each, "
+             f"{bench.concurrency} in flight per worker",
+             f"{'workers':>7} {'Gbps':>7} {'CPU-s/GiB':>9}   first byte after the command started, per worker"]
+    for rep in range(repeat):
+        for workers in (1, 2):
+            out = bench.workdir / f"cluster-{workers}-{rep}"
+            began = time.time()
+            proc = subprocess.run([sys.executable, "-m", "objperf.fetch", f"s3://{BUCKET}/{BIG_KEY}", "--endpoint",
+                                   bench.server.endpoint, "--local-cluster", str(workers), "-c", str(bench.concurrency),
+                                   "--range-size", str(bench.part_size), "--duration", f"{duration}s", "--json",
+                                   "--out", str(out)], env=bench.env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                lines.append(f"{workers:>7} FAILED: {proc.stderr.strip().splitlines()[-1:]}")
+                continue
+            summary = json.loads(proc.stdout)
+            rows = load(out, columns=["host", "t_start", "ttfb_s", "status"])
+            got = rows[rows["status"] == 206]
+            firsts = (got["t_start"] + got["ttfb_s"]).groupby(got["host"].astype(str), observed=True).min() - began
+            lines.append(f"{workers:>7} {summary['gbps']:7.2f} {summary['client_cpu_s_per_gib']:9.3f}   "
+                         + ", ".join(f"{host} {seconds:.2f} s" for host, seconds in firsts.items()))
+    return "\n".join(lines)

@@ -22,6 +22,36 @@ def range_count(size: int, range_size: int) -> int:
     return max(1, -(-size // range_size))
 
 
+class SequentialPlan:
+    """One pass over every range of every object, each exactly once, keys taken in turn while they have
+    ranges left (objects of different sizes included).  Layer j holds range j of each key with more than j
+    ranges; layers with the same keys form a segment.  The engine plans the same in C (plan.pxi), from
+    these tables."""
+
+    def __init__(self, counts: list[int]):
+        import bisect
+
+        self.order = sorted(range(len(counts)), key=lambda key: -counts[key])  # most ranges first
+        ascending = sorted(counts)
+        self.segments: list[tuple[int, int, int]] = []  # (first layer, requests before, keys per layer)
+        layer = before = 0
+        for value in sorted(set(counts)):
+            keys = len(counts) - bisect.bisect_left(ascending, value)  # those with at least ``value`` ranges
+            self.segments.append((layer, before, keys))
+            before += (value - layer) * keys
+            layer = value
+        self.total = before  # requests in one pass
+        self._befores = [b for _, b, _ in self.segments]
+
+    def __call__(self, n: int) -> tuple[int, int]:
+        """Request ``n`` (passes repeat): (key, range index)."""
+        import bisect
+
+        m = n % self.total
+        layer, before, keys = self.segments[bisect.bisect_right(self._befores, m) - 1]
+        return self.order[(m - before) % keys], layer + (m - before) // keys
+
+
 def check_connect_to(entries) -> None:
     """libcurl ignores a CONNECT_TO entry it cannot parse, and the run would measure the server that
     DNS gives instead of the one pinned: refuse it."""
@@ -49,15 +79,19 @@ def spread_entries(servers) -> tuple[str, ...]:
 
 def check_interface(interface: str | None) -> None:
     """A source that this host does not have would fail every request (libcurl error 45) after the
-    checks that come before a run had passed: refuse it now.  libcurl's forms: a NIC name or a local
-    address, ``if!NAME`` (a NIC only), ``host!ADDRESS`` (an address only)."""
-    if not interface:
-        return
-    kind, _, name = interface.partition("!") if interface.startswith(("if!", "host!")) else ("", "", interface)
-    nic = kind != "host" and name in {n for _, n in socket.if_nameindex()}
-    if not (nic or kind != "if" and _can_bind(name)):
-        raise UsageError(f"bad --interface {interface!r}: neither a network interface nor a local address "
-                         "of this host")
+    checks that come before a run had passed: refuse it now.  One source or several, comma-separated
+    (the slots are dealt to them round robin); each in libcurl's forms: a NIC name or a local address,
+    ``if!NAME`` (a NIC only), ``host!ADDRESS`` (an address only)."""
+    if interface is not None and not [source for source in interface.split(",") if source]:
+        raise UsageError("bad --interface: give a source address or NIC name (several: comma-separated)")
+    for source in (interface or "").split(","):
+        if not source:
+            continue
+        kind, _, name = source.partition("!") if source.startswith(("if!", "host!")) else ("", "", source)
+        nic = kind != "host" and name in {n for _, n in socket.if_nameindex()}
+        if not (nic or kind != "if" and _can_bind(name)):
+            raise UsageError(f"bad --interface {source!r}: neither a network interface nor a local address "
+                             "of this host")
 
 
 def _can_bind(host: str) -> bool:

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from objperf.errors import EngineError, ObjperfError, RunFailed
+from objperf.run.control import current, stop_requested
 from objperf.run.recorder import Recorder
-from objperf.run.signals import cleaning_up, stop_requested
+from objperf.run.signals import cleaning_up
 
 STEP_S = 0.1
 PROGRESS_EVERY_S = 0.5
@@ -95,6 +96,9 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
     says ``failed`` and the exception goes on; the rows so far are kept either way."""
     status = "complete"
     try:
+        gate = current().gate
+        if gate is not None:
+            gate()  # hosts of a cluster start together
         recorder.start_clock()
         try:
             _loop(recorder, parts, on_progress)

@@ -103,7 +103,8 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     status = drive(recorder, [part], on_progress=on_progress, after_engines=[lambda: close_all(fds)])
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
         if keep_slot_buffers and workload.sink == "ram" else []
-    return recorder.finish(status, slot_buffers=buffers)
+    return recorder.finish(status, slot_buffers=buffers,
+                           extra={"skipped_objects": target.skipped} if target.skipped else None)
 
 
 def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:

@@ -17,6 +17,7 @@ import numpy as np
 
 from objperf.analysis.summary import summarize
 from objperf.errors import RunFailed, describe_os_error
+from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.sampler import Sampler
 from objperf.schema import empty_columns, ok_requests
@@ -65,7 +66,8 @@ class Recorder:
     def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
                  buckets: list[str], keys: list[str], engine_threads: int = 1):
         self.run_id = uuid.uuid4().hex[:16]
-        self.labels = {"run_id": self.run_id, "host": socket.gethostname(), "buckets": buckets, "keys": keys}
+        self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
+                       "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
                          "target": target, "workload": workload}
         self.out = Path(out) if out else None
@@ -170,6 +172,12 @@ class Recorder:
             raise RunFailed(f"{describe_os_error(exc)} writing the dataset in {self.out}; "
                             f"the rows written before are kept") from None
 
+    def _workloads(self) -> list[dict]:
+        """The workload descriptions of the run: one, or a mixed run's read and write, or several read runs'."""
+        workload = self.manifest["workload"]
+        parts = [workload.get("read"), workload.get("write"), *workload.get("workloads", [])]
+        return [w for w in parts if isinstance(w, dict)] or [workload]
+
     def finish(self, status: str, *, extra: dict | None = None, slot_buffers: list | None = None) -> RunResult:
         """The run's result, and its manifest written with ``status``.  Never raises for a dataset that
         cannot be written: the summary says how many rows are missing from it."""
@@ -181,6 +189,9 @@ class Recorder:
             status = "failed"
         columns = concat_columns(self._chunks)
         summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
+        asked = {w.get("http_version") for w in self._workloads()} - {None}
+        if len(asked) == 1:
+            summary["http_asked_for"] = asked.pop()
         if status == "complete" and not summary["ok_requests"] and not summary["bytes"]:
             cut = f", {summary['cut_requests']} cut when the run ended" if summary["cut_requests"] else ""
             self.error = self.error or ("no request was made" if not summary["requests"] else

@@ -10,28 +10,8 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextvars import ContextVar
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-# A run in a thread of its own (the API's background runs) cannot be stopped by a signal: it is told
-# through this event, which the drive loop checks as often as it checks the clock.
-_stop_request: ContextVar[threading.Event | None] = ContextVar("objperf_stop_request", default=None)
-
-
-@contextlib.contextmanager
-def stopped_by(event: threading.Event) -> Iterator[None]:
-    """Runs inside the block stop, as after Ctrl-C, once ``event`` is set."""
-    token = _stop_request.set(event)
-    try:
-        yield
-    finally:
-        _stop_request.reset(token)
-
-
-def stop_requested() -> bool:
-    event = _stop_request.get()
-    return event is not None and event.is_set()
-
 
 class StopSignals:
     """A signal handler counting the stop signals it received; ``stopped_by`` is the first one."""

@@ -151,5 +151,9 @@ class S3Client:
             params["Range"] = byte_range
         return self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"].read()
 
+    def abort_upload(self, bucket: str, key: str, upload_id: str) -> None:
+        self._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload", Bucket=bucket, Key=key,
+                   UploadId=upload_id)
+
     def delete_object(self, bucket: str, key: str) -> None:
         self._call(f"DELETE s3://{bucket}/{key}", "delete_object", Bucket=bucket, Key=key)

@@ -42,6 +42,7 @@ class ResolvedTarget:
     urls: list[str] = field(default_factory=list, repr=False)
     client: S3Client | None = field(default=None, repr=False)
     url_lifetime: int = URL_LIFETIME_S
+    skipped: int = 0  # empty objects and directory markers under a prefix, which a read run leaves out
 
     @property
     def tls(self) -> bool:
@@ -56,6 +57,8 @@ class ResolvedTarget:
             info.update({k: v for k, v in described.items() if k != "endpoint"})
         if self.renews_urls:
             info["url_lifetime_s"] = self.url_lifetime
+        if self.skipped:
+            info["skipped_objects"] = self.skipped
         return info
 
     def engine_tls(self) -> dict:
@@ -145,6 +148,7 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
     if isinstance(keys, list) and key and not key.endswith("/"):
         raise UsageError("give either a key in the URL or a list of --keys, not both")
     objects: list[ObjectRef] = []
+    skipped = 0
     for bucket in buckets or [url_bucket]:
         if isinstance(keys, list):
             objects += [ObjectRef(bucket, key + k, client.object_size(bucket, key + k)) for k in keys]
@@ -155,12 +159,18 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
                     raise BucketNotFound(f"bucket {bucket!r} does not exist at {client.endpoint}",
                                          s3_error="NoSuchBucket")
                 raise NotFound(f"no objects under s3://{bucket}/{key}")
+            with_data = [(k, size) for k, size in listed if size > 0 and not k.endswith("/")]
+            skipped += len(listed) - len(with_data)
+            if not with_data:
+                raise NotFound(f"nothing to read under s3://{bucket}/{key}: only empty objects or directory "
+                               "markers (keys ending in /)")
             if isinstance(keys, int) and len(listed) < keys:
                 raise TargetError(f"--keys {keys}: only {len(listed)} objects under s3://{bucket}/{key}")
-            objects += [ObjectRef(bucket, k, size) for k, size in listed]
+            objects += [ObjectRef(bucket, k, size) for k, size in with_data]
         else:
             objects.append(ObjectRef(bucket, key, client.object_size(bucket, key)))
-    target = ResolvedTarget("s3", objects, client.endpoint, settings, client=client, url_lifetime=url_lifetime)
+    target = ResolvedTarget("s3", objects, client.endpoint, settings, client=client, url_lifetime=url_lifetime,
+                            skipped=skipped)
     target.sign_urls()
     return target
 

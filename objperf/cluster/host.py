@@ -1,0 +1,59 @@
+"""What each worker does in a cluster run: build its part (target, URLs, engine), say it is ready, start
+at the time the driver set, run through the one drive loop writing its own dataset as it goes, and hand
+that dataset back to the driver."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from objperf.errors import RunFailed
+from objperf.run.control import Control, controlled
+
+READY_TIMEOUT_S = 300.0
+STOP_POLL_S = 0.5
+
+
+def ready_event(names: dict[str, str], index: int) -> str:
+    return f"{names['ready']}-{index}"
+
+
+def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float) -> dict:
+    """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label``; its status, summary
+    and dataset files."""
+    from distributed import Event, Variable, get_client
+
+    client = get_client()
+    stop, finished = threading.Event(), threading.Event()
+    remote_stop = Event(names["stop"], client=client)
+
+    def watch_stop() -> None:  # the driver's Ctrl-C reaches this worker's drive loop
+        while not finished.is_set():
+            if remote_stop.wait(timeout=STOP_POLL_S):
+                stop.set()
+                return
+
+    def gate() -> None:
+        Event(ready_event(names, index), client=client).set()
+        if not Event(names["go"], client=client).wait(timeout=READY_TIMEOUT_S):
+            raise RunFailed(f"no start time came from the driver within {READY_TIMEOUT_S:.0f} s")
+        start = Variable(names["start"], client=client).get()
+        delay = start + clock_offset_s - time.time()  # the driver's start time, on this worker's clock
+        if delay > 0:
+            stop.wait(delay)  # woken early by a stop
+
+    watcher = threading.Thread(target=watch_stop, name="objperf-stop-watch", daemon=True)
+    watcher.start()
+    workdir = Path(tempfile.mkdtemp(prefix="objperf-host-"))
+    try:
+        with controlled(Control(stop=stop, gate=gate, host=label)):
+            result = job(workdir / "run", index=index)
+        files = {str(path.relative_to(workdir / "run")): path.read_bytes()
+                 for path in sorted((workdir / "run").rglob("*")) if path.is_file() and not path.name.startswith(".")}
+        return {"status": result.status, "summary": result.summary, "files": files}
+    finally:
+        finished.set()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,109 @@
+"""The driver's side of a cluster run's results: every host's dataset into one (rows of all hosts, each
+host's samples with a ``host`` column, one manifest naming every host), and a summary over the window in
+which every host was running (warp's rule: only strictly overlapping time counts)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from objperf.analysis.summary import GIB, percentiles
+from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, DatasetWriter, load
+from objperf.schema import DIRECTIONS, OPS
+
+
+def write_hosts(writer: DatasetWriter, label: str, files: dict[str, bytes]) -> dict:
+    """One host's dataset files into the cluster's dataset; that host's manifest."""
+    for name, data in sorted(files.items()):
+        if not name.endswith(".parquet"):
+            continue
+        table = pq.read_table(io.BytesIO(data))
+        subdir = str(Path(name).parent)
+        if subdir.startswith(SAMPLES_DIR):
+            table = table.append_column("host", pa.array([label] * table.num_rows, pa.string()))
+        if subdir == ROWS_DIR or subdir.startswith(SAMPLES_DIR):
+            writer.append(table, subdir)
+    return json.loads(files[MANIFEST]) if MANIFEST in files else {}
+
+
+def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[str, str]) -> dict:
+    """Totals over the window every host ran in, with each host's own figures beside them.  ``results``: each
+    host's status and summary (None for a host lost)."""
+    hosts = {label: (result or {}).get("summary") for label, result in results.items()}
+    statuses = {label: "lost" if label in lost else (result or {}).get("status", "?")
+                for label, result in results.items()}
+    df = load(dataset, columns=["host", "op", "status", "curl_code", "bytes", "t_start", "ttfb_s", "total_s"])
+    from objperf.analysis.stats import first_byte_rows, ok_rows, overlap_bytes
+
+    per_host = {label: df[df["host"].astype(str) == label] for label in hosts}
+    ran = {label: rows for label, rows in per_host.items() if len(rows)}
+    firsts = {label: float(rows["t_start"].min()) for label, rows in ran.items()}
+    lasts = {label: float((rows["t_start"] + rows["total_s"]).max()) for label, rows in ran.items()}
+    start, end = (max(firsts.values()), min(lasts.values())) if ran else (0.0, 0.0)
+    window = max(end - start, 1e-9)
+    in_window = {label: float(overlap_bytes(rows, start, end).sum()) if end > start else 0.0
+                 for label, rows in ran.items()}
+    summaries = [s for s in hosts.values() if s]
+    total = sum(in_window.values())
+
+    def add(name: str) -> int:
+        return int(sum(s.get(name, 0) for s in summaries))
+
+    def merged(name: str) -> dict:
+        counts: Counter = Counter()
+        for s in summaries:
+            counts.update(s.get(name, {}))
+        return dict(counts)
+
+    gets = df[first_byte_rows(df) & (df["op"].astype(str) == "GET")]
+    p50, p90, p99 = percentiles(gets["ttfb_s"].to_numpy(float) * 1000, [50, 90, 99])
+    cpu = sum(s.get("client_cpu_s", 0.0) for s in summaries)
+    nbytes = add("bytes")
+    directions: dict[str, dict] = {}
+    for s in summaries:
+        for name, d in s.get("directions", {}).items():
+            mine = directions.setdefault(name, Counter())
+            mine.update({k: v for k, v in d.items() if k in ("requests", "failed", "cut", "bytes", "acknowledged_bytes",
+                                                                "gbps", "acknowledged_gbps")})
+    ok = df[ok_rows(df)]
+    for name, d in directions.items():
+        ops = [list(OPS)[code] for code in DIRECTIONS[name]]
+        d["latency_ms_p50"], d["latency_ms_p99"] = percentiles(
+            ok.loc[ok["op"].astype(str).isin(ops), "total_s"].to_numpy(float) * 1000, [50, 99])
+    first_start = min(firsts.values(), default=0.0)
+    writes = {name: add(name) for name in ("objects_written", "objects_failed", "objects_cut")
+              if any(name in s for s in summaries)}
+    if any("uploads_left_open" in s for s in summaries):
+        writes["uploads_left_open"] = [u for s in summaries for u in s.get("uploads_left_open", [])]
+    checks = [str(s["verified"]) for s in summaries if "verified" in s]
+    if checks:
+        writes["verified"] = checks[0] if len(set(checks)) == 1 else "; ".join(
+            f"{label}: {(s or {}).get('verified')}" for label, s in hosts.items())
+    return {**writes,
+        "requests": add("requests"), "ok_requests": add("ok_requests"), "error_requests": add("error_requests"),
+        "cut_requests": add("cut_requests"), "bytes": nbytes, "wall_s": window if ran else 0.0,
+        "gbps": total * 8 / window / 1e9 if ran else 0.0,
+        "requests_per_s": sum(s.get("requests_per_s", 0.0) for s in summaries),
+        "ttfb_ms_p50": p50, "ttfb_ms_p90": p90, "ttfb_ms_p99": p99,
+        "status_counts": merged("status_counts"), "s3_error_counts": merged("s3_error_counts"),
+        "curl_error_counts": merged("curl_error_counts"),
+        "client_cpu_s": cpu, "client_cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else float("nan"),
+        "peak_rss_mib": max((s.get("peak_rss_mib") or 0 for s in summaries), default=0) or None,
+        "directions": {name: dict(d) for name, d in directions.items()},
+        "common_window_s": window if ran else 0.0,
+        "start_spread_s": (max(firsts.values()) - first_start) if ran else float("nan"),
+        "hosts": {label: {"status": statuses[label],
+                          "gbps": (hosts[label] or {}).get("gbps", 0.0),
+                          "window_gbps": in_window.get(label, 0.0) * 8 / window / 1e9,
+                          "requests": (hosts[label] or {}).get("requests", int(len(per_host[label]))),
+                          "failed": (hosts[label] or {}).get("error_requests", 0),
+                          "first_request_s": firsts[label] - first_start if label in firsts else float("nan"),
+                          **({"lost": lost[label]} if label in lost else {})}
+                  for label in hosts},
+    }
+

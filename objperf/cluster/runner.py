@@ -1,0 +1,190 @@
+"""The driver of a cluster run: one task per worker, pinned to it and never retried elsewhere (a worker
+that dies is a lost host); every host prepared, then one start time set a little ahead for all; Ctrl-C
+stops every host; one dataset and summary from what the hosts hand back."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from objperf.cluster.connect import Cluster
+from objperf.cluster.host import READY_TIMEOUT_S, ready_event, run_host
+from objperf.errors import ObjperfError, RunFailed
+from objperf.run.control import stop_requested
+from objperf.run.metadata import system_info, utc_now
+from objperf.run.signals import cleaning_up
+
+START_LEAD_S = 1.0  # from the last host ready to the common start: time to hand every host the start time
+POLL_S = 0.2
+STOP_WAIT_S = 120.0  # a stopped host has this long to cut its requests, abort its uploads and hand back
+RESULT_WAIT_S = 120.0  # to fetch a finished host's dataset from its worker
+
+
+@dataclass
+class ClusterResult:
+    """A cluster run's end, shaped as a single host's ``RunResult`` for the commands' report."""
+
+    run_id: str
+    status: str
+    summary: dict
+    manifest: dict
+    dataset: Path | None
+    lost: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def rows(self):
+        from objperf.dataset import load
+
+        return load(self.dataset)
+
+
+def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Path, target: dict, workload: dict,
+                   say: Callable[[str], None], on_lost: Callable[[int], None] | None = None) -> ClusterResult:
+    """``job(out, index=i)`` on every host at once; ``on_lost(i)`` cleans up after a host that died (its
+    open uploads)."""
+    from distributed import Event, Variable
+
+    from objperf.cluster.merge import cluster_summary, write_hosts
+    from objperf.dataset import DatasetWriter
+
+    run_id = uuid.uuid4().hex[:16]
+    names = {name: f"objperf-{run_id}-{name}" for name in ("ready", "start", "go", "stop")}
+    client, hosts = cluster.client, cluster.hosts
+    manifest = {"run_id": run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
+                "target": target, "workload": workload, "cluster": {"scheduler": cluster.scheduler},
+                "hosts": [{"label": h.label, "address": h.address, "clock_offset_s": h.clock_offset_s}
+                          for h in hosts]}
+    futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, workers=[host.address],
+                             allow_other_workers=False, retries=0, pure=False, key=f"objperf-{run_id}-host{i}")
+               for i, host in enumerate(hosts)]
+    stop = Event(names["stop"], client=client)
+    status, lost = "complete", {}
+    try:
+        _start_together(client, futures, names, len(hosts))
+        say(f"{len(hosts)} hosts started together")
+        while not all(f.done() for f in futures):
+            _note_lost(client, hosts, futures, lost)
+            if stop_requested():
+                raise KeyboardInterrupt
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        with cleaning_up():
+            stop.set()
+            Variable(names["start"], client=client).set(time.time())  # hosts still waiting start and stop at once
+            Event(names["go"], client=client).set()
+            _wait(futures, STOP_WAIT_S)
+    except BaseException:
+        stop.set()
+        _wait(futures, STOP_WAIT_S)
+        raise
+    finally:
+        stop.set()
+    results = {}
+    for i, (host, future) in enumerate(zip(hosts, futures)):
+        try:
+            results[host.label] = future.result(timeout=RESULT_WAIT_S) if future.status == "finished" else None
+        except Exception as exc:
+            lost.setdefault(host.label, _why(exc))
+        if results.get(host.label) is None:
+            lost.setdefault(host.label, "the host did not finish")
+            if on_lost:
+                on_lost(i)
+    writer = DatasetWriter(out, manifest)  # each host flushed its rows as it went; here they come together
+    host_manifests = {label: write_hosts(writer, label, r["files"]) for label, r in results.items() if r}
+    for entry in manifest["hosts"]:
+        done = host_manifests.get(entry["label"], {})
+        entry.update(status="lost" if entry["label"] in lost else done.get("status"), system=done.get("system"),
+                     run_id=done.get("run_id"), **({"lost": lost[entry["label"]]} if entry["label"] in lost else {}))
+    if lost and status == "complete":
+        status = "failed"
+    ended = utc_now()
+    writer.close(status, ended_utc=ended, hosts=manifest["hosts"])
+    summary = cluster_summary(writer.path, {h.label: results.get(h.label) for h in hosts}, lost)
+    if lost:
+        summary["error"] = "lost " + "; ".join(f"{label} ({why})" for label, why in lost.items()) + \
+                           ": the other hosts' rows are kept"
+    writer.close(status, ended_utc=ended, hosts=manifest["hosts"], summary=summary)  # now with the summary
+    return ClusterResult(run_id, status, summary, writer.manifest, writer.path, lost)
+
+
+def _start_together(client, futures, names: dict[str, str], count: int) -> None:
+    """Until every host has built its part of the run, then one start time for all.  Hosts say they are ready
+    through events, which the driver looks at without waiting: a queue's timed-out waits would fill the
+    scheduler's log."""
+    from distributed import Event, Variable
+
+    ready = [Event(ready_event(names, i), client=client) for i in range(count)]
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not all(event.is_set() for event in ready):
+        for future in futures:
+            if future.status == "error":
+                raise _host_error(future.exception())
+        if time.monotonic() > deadline:
+            raise RunFailed(f"only {sum(e.is_set() for e in ready)} of {count} hosts were ready within "
+                            f"{READY_TIMEOUT_S:.0f} s")
+        if stop_requested():
+            raise KeyboardInterrupt
+        time.sleep(POLL_S)
+    Variable(names["start"], client=client).set(time.time() + START_LEAD_S)
+    Event(names["go"], client=client).set()
+
+
+def _note_lost(client, hosts, futures, lost: dict[str, str]) -> None:
+    """A host whose worker left the cluster is lost: its task is cancelled, never rerun elsewhere."""
+    present = set(client.scheduler_info()["workers"])
+    for host, future in zip(hosts, futures):
+        if not future.done() and host.address not in present:
+            lost[host.label] = f"worker {host.address} left the cluster mid-run"
+            future.cancel()
+
+
+def _wait(futures, timeout: float) -> None:
+    from distributed import wait
+
+    try:
+        wait(futures, timeout=timeout)
+    except TimeoutError:
+        pass
+
+
+def _host_error(exc: BaseException) -> ObjperfError:
+    return exc if isinstance(exc, ObjperfError) else RunFailed(f"a host could not run: {_why(exc)}")
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if not isinstance(exc, ObjperfError) else str(exc)
+
+
+def cluster_asked(args) -> bool:
+    return bool(getattr(args, "cluster", None) or getattr(args, "local_cluster", None))
+
+
+def check_cluster_args(args) -> None:
+    """What a cluster run cannot do, said before anything starts."""
+    from objperf.errors import UsageError
+
+    if not cluster_asked(args):
+        if getattr(args, "workers", None) or getattr(args, "wait_for", None):
+            raise UsageError("--workers and --wait-for choose workers of a cluster: give --cluster or --local-cluster")
+        return
+    if args.cluster and args.local_cluster:
+        raise UsageError("--cluster and --local-cluster contradict each other: give one")
+    if getattr(args, "no_save", False):
+        raise UsageError("a cluster run brings every host's rows into its dataset: drop --no-save")
+    if args.cluster and not args.url:
+        raise UsageError("the embedded server listens on this machine only: give the URL of a store every worker "
+                         "can reach, or run the workers here with --local-cluster N")
+
+
+def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
+    """``job`` on every host of the cluster the command line names (``--cluster`` or ``--local-cluster``)."""
+    from objperf.cluster.connect import open_cluster
+
+    with open_cluster(args.cluster, args.local_cluster, workers=args.workers, wait_for=args.wait_for,
+                      say=invocation.say) as cluster:
+        return run_on_cluster(cluster, job, out=args.out, say=invocation.say, **run)

@@ -1,0 +1,133 @@
+"""One run over several hosts: a dask.distributed LocalCluster of worker processes here, against the real
+server, every host through the same drive loop, one dataset at the end."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import threading
+import zlib
+
+import pytest
+
+from conftest import RANGE, run_cli
+from objperf import load
+from objperf.dataset import read_manifest
+
+pytest.importorskip("distributed")
+
+MIB = 1 << 20
+
+
+def test_two_hosts_read_one_object_together(store, tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli("objperf", "fetch", f"s3://{store.bucket}/data/odd.bin", "--endpoint", store.server.endpoint,
+                   "--local-cluster", "2", "--range-size", "1MiB", "-c", "2", "--duration", "3s", "--verify",
+                   "--out", str(out), env=store.env(), timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    rows = load(out)
+    hosts = sorted(rows["host"].astype(str).unique())
+    assert len(hosts) == 2 and all("/" in h for h in hosts)  # one machine: the worker's name beside the host's
+    data = store.expected("data/odd.bin")
+    done = rows[rows["status"] == 206]
+    assert len(done) > 10
+    for row in done.itertuples():  # every range's bytes right, on both hosts
+        assert row.crc32 == zlib.crc32(bytes(data[row.offset:row.offset + row.bytes]))
+    summary = read_manifest(out)["summary"]
+    per_host = summary["hosts"]
+    assert set(per_host) == set(hosts) and all(h["status"] == "complete" for h in per_host.values())
+    assert summary["gbps"] == pytest.approx(sum(h["window_gbps"] for h in per_host.values()))
+    first = rows.groupby(rows["host"].astype(str))["t_start"].min()
+    spread = first.max() - first.min()
+    print(f"start spread {spread * 1000:.1f} ms")
+    assert spread < 0.5 and summary["start_spread_s"] == pytest.approx(spread)
+    assert "all running together" in proc.stdout
+
+
+def test_hosts_write_under_their_own_prefixes_and_clean_up(store, tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli("objperf", "put", f"s3://{store.bucket}/cluster-put/", "--endpoint", store.server.endpoint,
+                   "--local-cluster", "2", "--object-size", "12MiB", "--part-size", "5MiB", "--requests", "3",
+                   "--keys", "3", "-c", "4", "--cleanup", "--out", str(out), env=store.env(), timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    rows = load(out)
+    done = rows[rows["op"].isin(["COMPLETE_MPU"]) & (rows["status"] == 200)]
+    keys = done["key"].astype(str)
+    assert len(done) == 6 and keys.is_unique
+    assert {k.split("/")[1] for k in keys} == {"host00", "host01"}
+    assert store.client.list_keys(store.bucket, "cluster-put/") == []
+    assert store.client.open_uploads(store.bucket, "cluster-put/") == []
+
+
+def test_a_host_killed_mid_run_is_named_and_the_others_rows_kept(store, tmp_path):
+    from objperf.cluster.connect import open_cluster
+    from objperf.cluster.runner import run_on_cluster
+    from objperf.fetch import read_job
+    from objperf.plan.reads import ReadWorkload
+
+    workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=8.0)
+    job = functools.partial(read_job, f"s3://{store.bucket}/data/odd.bin", store.server.settings(), None, [], 900,
+                            workload)
+    with open_cluster(None, 2, workers=None, wait_for=None, say=print) as cluster:
+        victim = cluster.hosts[1]
+        pid = cluster.client.run(os.getpid, workers=[victim.address])[victim.address]
+        threading.Timer(3.0, lambda: os.kill(pid, signal.SIGKILL)).start()
+        result = run_on_cluster(cluster, job, kind="read", out=tmp_path / "run", target={}, workload={},
+                                say=print)
+    assert result.status == "failed" and list(result.lost) == [victim.label]
+    manifest = read_manifest(tmp_path / "run")
+    assert [h["status"] for h in manifest["hosts"]] == ["complete", "lost"]
+    rows = load(tmp_path / "run")
+    assert set(rows["host"].astype(str)) == {cluster.hosts[0].label} and len(rows) > 10
+    assert "lost" in manifest["summary"]["error"]
+
+
+def test_a_worker_with_another_objperf_version_is_refused(monkeypatch):
+    import objperf.cluster.connect as connect
+    from objperf.errors import UsageError
+
+    monkeypatch.setattr(connect, "__version__", "0.0.0-driver")
+    with pytest.raises(UsageError, match="runs objperf .* this driver 0.0.0-driver"):
+        with connect.open_cluster(None, 1, workers=None, wait_for=None, say=print):
+            pass
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cluster", "tcp://127.0.0.1:1"], "cannot reach the dask scheduler at tcp://127.0.0.1:1"),
+    (["--cluster", "tcp://127.0.0.1:1", "--local-cluster", "2"], "contradict"),
+    (["--workers", "2"], "give --cluster or --local-cluster"),
+    (["--local-cluster", "1", "--workers", "2"], "the cluster has 1 worker(s), the run asks for 2"),
+    (["--cluster", "tcp://127.0.0.1:1", "--object-size", "1MiB"], "the embedded server listens on this machine"),
+])
+def test_bad_cluster_input_is_one_line_and_exit_2(store, args, message):
+    url = [f"s3://{store.bucket}/data/small.bin", "--endpoint", store.server.endpoint] \
+        if "--object-size" not in args else []
+    proc = run_cli("objperf.fetch", *url, *args, "--no-save" if "--workers" in args and len(args) == 2 else "-n1",
+                   env=store.env(), timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 2
+
+
+def test_ctrl_c_on_the_driver_stops_every_host_and_keeps_their_rows(store, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "objperf.fetch", f"s3://{store.bucket}/data/odd.bin", "--endpoint",
+                             store.server.endpoint, "--local-cluster", "2", "--range-size", "1MiB", "-c", "2",
+                             "--duration", "120s", "--out", str(out)], env=store.env(), stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    started = b""
+    while b"started together" not in started and time.monotonic() < deadline:
+        started += proc.stderr.readline().encode()
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert read_manifest(out)["status"] == "interrupted"
+    rows = load(out)
+    assert rows["host"].astype(str).nunique() == 2 and (rows["status"] == 206).sum() > 4
