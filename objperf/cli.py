@@ -321,10 +321,11 @@ def split_list(text: str | None) -> list[str]:
 
 
 def s3_settings(args):
-    from objperf.s3.settings import S3Settings
+    from objperf.s3.settings import S3Settings, environment_region
 
     check_endpoint(args.endpoint)
-    return S3Settings(endpoint=args.endpoint, region=args.region, profile=args.profile, anonymous=args.anonymous,
+    return S3Settings(endpoint=args.endpoint, region=args.region or environment_region(), profile=args.profile,
+                      anonymous=args.anonymous,
                       addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl,
                       timeout=control_timeout(args))
 

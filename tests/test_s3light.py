@@ -176,3 +176,31 @@ def test_a_signal_ends_a_call_the_server_never_answers():
             timer.cancel()
             signal.signal(signal.SIGINT, previous)
         assert time.monotonic() - started < 5
+
+
+def test_aws_region_is_honoured_beside_aws_default_region(store, monkeypatch):
+    from objperf.cli import s3_settings
+    from objperf.fetch import build_parser
+
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    args = build_parser().parse_args([f"s3://{store.bucket}/data/small.bin", "--endpoint", store.server.endpoint])
+    settings = s3_settings(args)
+    assert settings.region == "eu-west-3"
+    assert "%2Feu-west-3%2Fs3%2F" in S3Client(settings).presign(store.bucket, "data/small.bin")
+
+
+def test_compare_signs_for_the_region_the_environment_names(monkeypatch):
+    from objperf.peers.comparison import Target
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_REGION", "ap-northeast-1")
+    assert Target.parse("S3 s3://b/p/").region == "ap-northeast-1"
+    monkeypatch.delenv("AWS_REGION")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    assert Target.parse("S3 s3://b/p/").region == "eu-central-1"
+    assert Target.parse("S3 s3://b/p/ region=auto").region == "auto"
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    assert Target.parse("S3 s3://b/p/").region == "us-east-1"

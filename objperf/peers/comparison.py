@@ -42,7 +42,9 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        """``NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] [region=R] [ca_bundle=FILE]``."""
+        """``NAME s3://BUCKET/PREFIX/ [endpoint=URL] [profile=P] [region=R] [ca_bundle=FILE]``; with no region,
+        the one AWS's tools would use (``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's, us-east-1)."""
+        from objperf.s3.settings import default_region
         from objperf.s3.target import split_s3_url
 
         words = shlex.split(text)
@@ -59,7 +61,8 @@ class Target:
             raise UsageError(f"bad --target {text!r}: ca_bundle {ca_bundle}: no such file")
         if prefix and not prefix.endswith("/"):
             prefix += "/"
-        return cls(words[0], bucket, prefix, options.get("endpoint"), options.get("region", "us-east-1"),
+        return cls(words[0], bucket, prefix, options.get("endpoint"),
+                   options.get("region") or default_region(options.get("profile")),
                    options.get("profile"), ca_bundle=os.path.abspath(ca_bundle) if ca_bundle else None)
 
     def settings(self):

@@ -97,6 +97,18 @@ def checked_ca_bundle(explicit: str | None, profile: str | None) -> str | None:
     return os.path.abspath(path)
 
 
+def environment_region() -> str | None:
+    """The region the environment names: ``AWS_REGION`` (AWS's newer SDKs and CLI read it first), else
+    ``AWS_DEFAULT_REGION``."""
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
+def default_region(profile: str | None = None) -> str:
+    """The region AWS's own tools would sign for with nothing given: the environment's, else the profile's,
+    else us-east-1."""
+    return environment_region() or profile_setting(profile, "region") or "us-east-1"
+
+
 def profile_setting(profile: str | None, name: str) -> str | None:
     """One setting of a profile in the AWS config file (``AWS_CONFIG_FILE``, else ~/.aws/config)."""
     import configparser
