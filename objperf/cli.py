@@ -142,11 +142,6 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def sayer(prog: str) -> Callable[[str], None]:
-    """``say(text)``: one line on stderr, prefixed with the command's name."""
-    return lambda text: print(f"{prog}: {text}", file=sys.stderr)
-
-
 def interrupted_exit() -> int:
     """128 + the signal that stopped the run: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
     return 128 + int(_stop.stopped_by)
