@@ -102,13 +102,11 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
                      run_id=done.get("run_id"), **({"lost": lost[entry["label"]]} if entry["label"] in lost else {}))
     if lost and status == "complete":
         status = "failed"
-    ended = utc_now()
-    writer.close(status, ended_utc=ended, hosts=manifest["hosts"])
-    summary = cluster_summary(writer.path, {h.label: results.get(h.label) for h in hosts}, lost)
+    summary = cluster_summary(writer.path, {h.label: results.get(h.label) for h in hosts}, lost)  # reads the parts
     if lost:
         summary["error"] = "lost " + "; ".join(f"{label} ({why})" for label, why in lost.items()) + \
                            ": the other hosts' rows are kept"
-    writer.close(status, ended_utc=ended, hosts=manifest["hosts"], summary=summary)  # now with the summary
+    writer.close(status, ended_utc=utc_now(), hosts=manifest["hosts"], summary=summary)
     return ClusterResult(run_id, status, summary, writer.manifest, writer.path, lost)
 
 
