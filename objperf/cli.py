@@ -285,7 +285,9 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
     c.add_argument("--local-cluster", type=positive_int, metavar="N",
                    help="the same on N worker processes started here")
     c.add_argument("--workers", type=positive_int, metavar="N", help="use N of the cluster's workers (default: all)")
-    c.add_argument("--wait-for", type=positive_int, metavar="N", help="wait up to a minute for N workers to join")
+    c.add_argument("--wait-for", type=positive_int, metavar="N", help="wait for N workers to join first")
+    c.add_argument("--wait-timeout", type=duration_arg, default=60.0, metavar="T",
+                   help="how long --wait-for waits before giving up (default 60s)")
 
 
 def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:

@@ -97,6 +97,7 @@ def execute(args, invocation: Invocation):
     """The read run ``args`` describe (on ``invocation``'s local server when no URL is given, on every host of a
     cluster with ``--cluster``): a ``RunResult``."""
     from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
+    from objperf.run.jobs import ReadSource, read_job
 
     check_cluster_args(args)
     resolve_out(args, "fetch")
@@ -111,7 +112,7 @@ def execute(args, invocation: Invocation):
             url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets,
                                 invocation.say)
             settings = server.settings()
-        job = functools.partial(read_job, url, settings, keys, buckets, args.url_lifetime, workload)
+        job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, args.url_lifetime), workload)
         if cluster_asked(args):
             result = run_across(args, invocation, job, kind="read", target={"url": url, **settings.describe()},
                                 workload=workload.describe())
@@ -119,16 +120,6 @@ def execute(args, invocation: Invocation):
             with invocation.progress(workload.duration) as progress:
                 result = job(args.out, on_progress=progress)
     return with_figures(result, args, invocation)
-
-
-def read_job(url: str, settings, keys, buckets, url_lifetime: int, workload, out, *, index: int | None = None,
-             on_progress=None):
-    """One host's read run: resolve the target (HEAD, listing, presigned URLs) and read."""
-    from objperf.run.reads import run_read
-    from objperf.s3.target import resolve_read_target
-
-    target = resolve_read_target(url, settings, keys=keys, buckets=buckets, url_lifetime=url_lifetime)
-    return run_read(target, workload, out=out, on_progress=on_progress)
 
 
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:

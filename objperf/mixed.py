@@ -8,7 +8,6 @@ beside it."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 
 from objperf.cli import (
@@ -29,8 +28,9 @@ from objperf.cli import (
     size_arg,
     with_figures,
 )
+from objperf.cluster.writes import abort_lost
 from objperf.fetch import seed_embedded
-from objperf.put import abort_lost, add_write_args, host_prefix, write_destination, write_workload
+from objperf.put import add_write_args, write_destination, write_workload
 
 PROG = "objperf.mixed"
 DEFAULT_CONCURRENCY = 16
@@ -71,6 +71,7 @@ def execute(args, invocation: Invocation):
     cluster with ``--cluster``): a ``RunResult``."""
     from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
     from objperf.plan.reads import ReadWorkload
+    from objperf.run.jobs import ReadSource, mixed_job
     from objperf.s3.target import split_s3_url
 
     check_cluster_args(args)
@@ -91,7 +92,8 @@ def execute(args, invocation: Invocation):
             server = stack.enter_context(invocation.local_server())
             url = seed_embedded(server, args.object_size, None, [], invocation.say)
             settings, create = server.settings(), True
-        job = functools.partial(mixed_job, url, settings, args.url_lifetime, reads, writes, create)
+        job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=args.url_lifetime), reads, writes,
+                                create)
         if cluster_asked(args):
             result = run_across(args, invocation, job, kind="mixed", target={"url": url, **settings.describe()},
                                 workload={"read": reads.describe(), "write": writes.describe()},
@@ -100,18 +102,6 @@ def execute(args, invocation: Invocation):
             with invocation.progress(args.duration) as progress:
                 result = job(args.out, on_progress=progress)
     return with_figures(result, args, invocation)
-
-
-def mixed_job(url: str, settings, url_lifetime: int, reads, writes, create_buckets: bool, out, *,
-              index: int | None = None, on_progress=None):
-    """One host's mixed run; a cluster host writes under its own prefix."""
-    from objperf.run.writes import run_mixed
-    from objperf.s3.target import resolve_read_target
-
-    if index is not None:
-        writes = dataclasses.replace(writes, prefix=host_prefix(writes.prefix, index))
-    target = resolve_read_target(url, settings, url_lifetime=url_lifetime)
-    return run_mixed(target, reads, settings, writes, out=out, on_progress=on_progress, create_buckets=create_buckets)
 
 
 if __name__ == "__main__":

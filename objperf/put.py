@@ -6,7 +6,6 @@ With no URL it starts a local SeaweedFS and writes to it."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 
 from objperf.cli import (
@@ -28,6 +27,8 @@ from objperf.cli import (
     split_list,
     with_figures,
 )
+from objperf.cluster.writes import abort_lost
+from objperf.run.jobs import write_job
 
 PROG = "objperf.put"
 EMBEDDED_BUCKET = "objperf"
@@ -116,30 +117,6 @@ def execute(args, invocation: Invocation):
             with invocation.progress(workload.duration) as progress:
                 result = job(args.out, on_progress=progress)
     return with_figures(result, args, invocation)
-
-
-def host_prefix(prefix: str, index: int) -> str:
-    """A cluster host's keys: under its own prefix, so no two hosts' keys can collide."""
-    return f"{prefix}host{index:02d}/"
-
-
-def write_job(settings, workload, create_buckets: bool, out, *, index: int | None = None, on_progress=None):
-    """One host's write run."""
-    from objperf.run.writes import run_write
-
-    if index is not None:
-        workload = dataclasses.replace(workload, prefix=host_prefix(workload.prefix, index))
-    return run_write(settings, workload, out=out, on_progress=on_progress, create_buckets=create_buckets)
-
-
-def abort_lost(settings, workload, index: int) -> None:
-    """After a host died mid-run: abort the uploads it left open (its own prefix, so nobody else's)."""
-    from objperf.s3.client import S3Client
-
-    client = S3Client(settings)
-    for bucket in workload.buckets:
-        for key, upload_id in client.open_uploads(bucket, host_prefix(workload.prefix, index)):
-            client.abort_upload(bucket, key, upload_id)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from objperf.cli import (
     EXIT_ERROR,
     Invocation,
+    add_cluster_args,
     add_connection_args,
     add_target_args,
     command_main,
@@ -81,6 +82,7 @@ def build_parser():
     p.add_argument("--throttle", type=positive_int, default=8,
                    help="embedded server only, hot-object: reads in flight per bucket before it answers 503")
     p.add_argument("--cleanup", action="store_true", help=f"delete PREFIX{WORKSPACE} afterwards")
+    add_cluster_args(p)
     return p
 
 
@@ -96,15 +98,29 @@ class StudyOutcome:
 
 
 def execute(args, invocation: Invocation) -> StudyOutcome:
-    """The study ``args`` name, against the URL's store or ``invocation``'s local server."""
+    """The study ``args`` name, against the URL's store or ``invocation``'s local server; every step on every
+    host of a cluster with ``--cluster``."""
+    from objperf.cluster.runner import check_cluster_args, cluster_asked
+
+    check_cluster_args(args)
     check_workload_options(args)  # before any server starts
     if not args.out:
         args.out = str(default_out(f"study-{args.name}"))
+    if not cluster_asked(args):
+        return run_target(args, invocation)
+    from objperf.cluster.runner import cluster_of
+
+    with cluster_of(args, invocation) as cluster:
+        return run_target(args, invocation, cluster)
+
+
+def run_target(args, invocation: Invocation, cluster=None) -> StudyOutcome:
+    """The study against the URL's store or ``invocation``'s local server."""
     if args.url:
         from objperf.s3.target import split_s3_url
 
         bucket, prefix = split_s3_url(args.url)
-        return run_named(args, s3_settings(args), bucket, prefix, invocation)
+        return run_named(args, s3_settings(args), bucket, prefix, invocation, cluster=cluster)
     with invocation.local_server(ipv6=True) as server:
         from objperf.s3.client import S3Client
 
@@ -118,7 +134,7 @@ def execute(args, invocation: Invocation) -> StudyOutcome:
             settings = dataclasses.replace(settings, endpoint=f"http://localhost:{server.s3_port6}")
         if args.name == "hot-object":
             args.replica_buckets = True
-        return run_named(args, settings, buckets[0], "", invocation, server=server)
+        return run_named(args, settings, buckets[0], "", invocation, server=server, cluster=cluster)
 
 
 def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
@@ -131,9 +147,10 @@ def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
     return 0 if outcome.status == "complete" else EXIT_ERROR
 
 
-def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None) -> StudyOutcome:
+def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
+              cluster=None) -> StudyOutcome:
     from objperf.studies.catalog import FIXED, STUDIES, StudyContext
-    from objperf.studies.sweep import load_steps, run_sweep
+    from objperf.studies.sweep import load_steps, on_hosts, run_sweep
 
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")
@@ -144,12 +161,16 @@ def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, 
                        object_size=args.object_size or ((32 << 20) if quick else (1 << 30)),
                        buckets=split_list(args.buckets), other_url=args.other_url,
                        replicas=(4 if quick and args.replicas == 8 else args.replicas),
-                       replica_buckets=args.replica_buckets, server=server, url_lifetime=args.url_lifetime)
+                       replica_buckets=args.replica_buckets, server=server, url_lifetime=args.url_lifetime,
+                       cluster=cluster, say=invocation.say)
     ctx.threads = args.threads
     ctx.read_options, ctx.write_options, ctx.grids = check_workload_options(args)
+    hosts = ctx.grids.pop("hosts", None)
+    if hosts and cluster is not None:
+        cluster.first(max(hosts))  # too few workers: one line before any traffic
     ctx.swept = FIXED.get(args.name, frozenset())
     ctx.object_size_given = args.object_size is not None
-    steps = STUDIES[args.name](ctx)
+    steps = on_hosts(STUDIES[args.name](ctx), hosts)
     if server is not None and args.name == "hot-object":
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
         server.limit_concurrent_reads(hot, args.throttle)
@@ -157,6 +178,8 @@ def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, 
     parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size, "bucket": bucket,
                   "prefix": ctx.prefix, **settings.describe(), "endpoint": ctx.client.endpoint,
                   "repeat": args.repeat, "threads": ctx.threads}
+    if cluster is not None:
+        parameters["hosts"] = [host.label for host in cluster.hosts]
     if server is not None:  # a new embedded server each time, on fresh ports: the same target
         parameters["endpoint"] = "embedded SeaweedFS"
     out = run_sweep(args.name, steps, args.out, repeat=args.repeat, parameters=parameters, say=invocation.say)
@@ -172,8 +195,9 @@ def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, 
 GRID_SIZES = frozenset({"part_size", "object_size", "range_size"})  # the others are counts
 
 
-def parse_grids(texts: list[str], study: str) -> dict[str, list[int]]:
-    """``--grid NAME=V1,V2,...`` for what ``study`` sweeps; anything else is one line and exit 2."""
+def parse_grids(texts: list[str], study: str, *, cluster: bool = False) -> dict[str, list[int]]:
+    """``--grid NAME=V1,V2,...`` for what ``study`` sweeps (and, on a cluster, the hosts every step runs on);
+    anything else is one line and exit 2."""
     from objperf.studies.catalog import GRIDS
 
     grids: dict[str, list[int]] = {}
@@ -181,7 +205,9 @@ def parse_grids(texts: list[str], study: str) -> dict[str, list[int]]:
     for text in texts:
         name, _, values = text.partition("=")
         name = name.strip().replace("-", "_")
-        if name not in allowed:
+        if name == "hosts" and not cluster:
+            raise UsageError(f"bad --grid {text!r}: hosts are a cluster's; give --cluster or --local-cluster")
+        if name not in allowed | {"hosts"}:
             sweeps = ", ".join(sorted(allowed)) or "nothing --grid can set"
             raise UsageError(f"bad --grid {text!r}: {study} sweeps {sweeps}")
         try:
@@ -199,7 +225,9 @@ def check_workload_options(args) -> tuple[dict, dict, dict]:
     from objperf.studies.catalog import GRIDS, REFUSED
 
     reads, writes = workload_options(args, parser_defaults())
-    grids = parse_grids(args.grid, args.name)
+    from objperf.cluster.runner import cluster_asked
+
+    grids = parse_grids(args.grid, args.name, cluster=cluster_asked(args))
     refused = sorted((set(reads) | set(writes)) & REFUSED.get(args.name, frozenset()))
     if refused:
         hint = f"; give its values with --grid {refused[0]}=..." if refused[0] in GRIDS.get(args.name, ()) else ""

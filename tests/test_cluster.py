@@ -9,6 +9,7 @@ import signal
 import threading
 import zlib
 
+import pandas as pd
 import pytest
 
 from conftest import RANGE, run_cli
@@ -63,11 +64,11 @@ def test_hosts_write_under_their_own_prefixes_and_clean_up(store, tmp_path):
 def test_a_host_killed_mid_run_is_named_and_the_others_rows_kept(store, tmp_path):
     from objperf.cluster.connect import open_cluster
     from objperf.cluster.runner import run_on_cluster
-    from objperf.fetch import read_job
     from objperf.plan.reads import ReadWorkload
+    from objperf.run.jobs import ReadSource, read_job
 
     workload = ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=8.0)
-    job = functools.partial(read_job, f"s3://{store.bucket}/data/odd.bin", store.server.settings(), None, [], 900,
+    job = functools.partial(read_job, ReadSource(f"s3://{store.bucket}/data/odd.bin", store.server.settings()),
                             workload)
     with open_cluster(None, 2, workers=None, wait_for=None, say=print) as cluster:
         victim = cluster.hosts[1]
@@ -99,6 +100,8 @@ def test_a_worker_with_another_objperf_version_is_refused(monkeypatch):
     (["--workers", "2"], "give --cluster or --local-cluster"),
     (["--local-cluster", "1", "--workers", "2"], "the cluster has 1 worker(s), the run asks for 2"),
     (["--cluster", "tcp://127.0.0.1:1", "--object-size", "1MiB"], "the embedded server listens on this machine"),
+    (["--local-cluster", "1", "--wait-for", "2", "--wait-timeout", "2s"],
+     "only 1 of the 2 workers asked for joined within 2 s"),
 ])
 def test_bad_cluster_input_is_one_line_and_exit_2(store, args, message):
     url = [f"s3://{store.bucket}/data/small.bin", "--endpoint", store.server.endpoint] \
@@ -131,3 +134,45 @@ def test_ctrl_c_on_the_driver_stops_every_host_and_keeps_their_rows(store, tmp_p
     assert read_manifest(out)["status"] == "interrupted"
     rows = load(out)
     assert rows["host"].astype(str).nunique() == 2 and (rows["status"] == 206).sum() > 4
+
+
+def test_a_study_runs_every_step_on_one_then_two_hosts(store, tmp_path):
+    out = tmp_path / "study"
+    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/cluster-study/", "--endpoint",
+                   store.server.endpoint, "--quick", "--local-cluster", "2", "--grid", "hosts=1,2", "--grid",
+                   "concurrency=1,4", "--duration", "1s", "--out", str(out), env=store.env(), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    steps = pd.read_parquet(out / "steps.parquet")
+    assert list(zip(steps["hosts"], steps["concurrency"])) == [(1, 1), (1, 4), (2, 1), (2, 4)]
+    assert (steps["errors"] == 0).all() and (steps["gbps"] > 0).all()
+    rows = load(out)
+    hosts_per_step = rows.groupby("step")["host"].nunique()
+    assert hosts_per_step.tolist() == [1, 1, 2, 2]
+    assert (rows.groupby(["step", "host"], observed=True)["slot"].nunique()
+            == rows.groupby(["step", "host"], observed=True)["concurrency"].first()).all()
+    assert read_manifest(out)["parameters"]["hosts"] == sorted(rows["host"].astype(str).unique())
+
+
+def test_a_write_study_on_two_hosts_keeps_keys_apart_and_cleans_up(store, tmp_path):
+    out = tmp_path / "study"
+    proc = run_cli("objperf.study", "write-part-size", f"s3://{store.bucket}/cluster-wps/", "--endpoint",
+                   store.server.endpoint, "--quick", "--local-cluster", "2", "--grid", "part_size=5MiB",
+                   "--grid", "concurrency=2", "--duration", "2s", "--out", str(out), env=store.env(), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    rows = load(out)
+    done = rows[(rows["op"] == "COMPLETE_MPU") & (rows["status"] == 200)]
+    assert len(done) >= 2 and (done.groupby(done["key"].astype(str))["host"].nunique() == 1).all()
+    assert {k.split("/")[-2] for k in done["key"].astype(str)} == {"host00", "host01"}
+    assert store.client.list_keys(store.bucket, "cluster-wps/objperf-study/write-part-size/") == []
+    assert store.client.open_uploads(store.bucket, "cluster-wps/") == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--grid", "hosts=1,2"], "hosts are a cluster's; give --cluster or --local-cluster"),
+    (["--local-cluster", "1", "--grid", "hosts=1,2"], "the cluster has 1 worker(s), the run asks for 2"),
+])
+def test_bad_study_hosts_grid_is_one_line_and_exit_2(store, tmp_path, args, message):
+    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint",
+                   store.server.endpoint, "--quick", *args, "--out", str(tmp_path / "s"), env=store.env())
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr

@@ -33,6 +33,14 @@ class Cluster:
     hosts: list[Host]
     scheduler: str
 
+    def first(self, count: int | None) -> Cluster:
+        """The cluster's first ``count`` hosts (all of them for None): a study step over fewer hosts."""
+        if count is None:
+            return self
+        if count > len(self.hosts):
+            raise UsageError(f"the cluster has {len(self.hosts)} worker(s), the run asks for {count}")
+        return Cluster(self.client, self.hosts[:count], self.scheduler)
+
 
 def worker_facts() -> dict:
     """Run on each worker: what the driver checks before a run."""
@@ -41,7 +49,7 @@ def worker_facts() -> dict:
 
 @contextlib.contextmanager
 def open_cluster(address: str | None, local_workers: int | None, *, workers: int | None, wait_for: int | None,
-                 say: Callable[[str], None]) -> Iterator[Cluster]:
+                 say: Callable[[str], None], wait_timeout: float = WAIT_FOR_TIMEOUT_S) -> Iterator[Cluster]:
     """The cluster to run on, its hosts checked (versions, clocks); closed (a local one stopped) after."""
     from distributed import Client, LocalCluster
 
@@ -58,7 +66,7 @@ def open_cluster(address: str | None, local_workers: int | None, *, workers: int
         except ValueError as exc:
             raise UsageError(f"bad --cluster {address!r}: {exc}") from None
         try:
-            hosts = _hosts(client, workers=workers, wait_for=wait_for)
+            hosts = _hosts(client, workers=workers, wait_for=wait_for, wait_timeout=wait_timeout)
             say(f"cluster {address}: {len(hosts)} worker(s) on " + ", ".join(h.label for h in hosts))
             for host in hosts:
                 if abs(host.clock_offset_s) > CLOCK_WARNED_S:
@@ -71,14 +79,14 @@ def open_cluster(address: str | None, local_workers: int | None, *, workers: int
             local.close()
 
 
-def _hosts(client, *, workers: int | None, wait_for: int | None) -> list[Host]:
+def _hosts(client, *, workers: int | None, wait_for: int | None, wait_timeout: float) -> list[Host]:
     if wait_for:
         try:
-            client.wait_for_workers(wait_for, timeout=WAIT_FOR_TIMEOUT_S)
+            client.wait_for_workers(wait_for, timeout=wait_timeout)
         except TimeoutError:
             found = len(client.scheduler_info()["workers"])
             raise UsageError(f"only {found} of the {wait_for} workers asked for joined within "
-                             f"{WAIT_FOR_TIMEOUT_S:.0f} s") from None
+                             f"{wait_timeout:g} s") from None
     info = client.scheduler_info()["workers"]
     addresses = sorted(info)
     wanted = workers or len(addresses)
@@ -101,4 +109,4 @@ def _hosts(client, *, workers: int | None, wait_for: int | None) -> list[Host]:
     shared = [h for h in hosts if sum(o.hostname == h.hostname for o in hosts) > 1]
     for host in shared:
         host.label = f"{host.hostname}/{info[host.address].get('name', host.address)}"
-    return hosts
+    return sorted(hosts, key=lambda h: h.label)

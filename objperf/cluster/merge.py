@@ -84,7 +84,7 @@ def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[s
     if checks:
         writes["verified"] = checks[0] if len(set(checks)) == 1 else "; ".join(
             f"{label}: {(s or {}).get('verified')}" for label, s in hosts.items())
-    return {**writes,
+    return {**writes, "evidence": merged_evidence(hosts),
         "requests": add("requests"), "ok_requests": add("ok_requests"), "error_requests": add("error_requests"),
         "cut_requests": add("cut_requests"), "bytes": nbytes, "wall_s": window if ran else 0.0,
         "gbps": total * 8 / window / 1e9 if ran else 0.0,
@@ -107,3 +107,26 @@ def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[s
                   for label in hosts},
     }
 
+
+
+def merged_evidence(summaries: dict[str, dict | None]) -> dict:
+    """The hosts' NIC and CPU evidence together: CPU summed over every host's process, NIC bytes summed over
+    machines (workers sharing a machine, labelled ``machine/worker``, share its NIC: counted once)."""
+    found = {label: (s or {}).get("evidence") or {} for label, s in summaries.items()}
+    found = {label: e for label, e in found.items() if e}
+    if not found:
+        return {}
+    report: dict = {}
+    machines: dict[str, dict] = {}
+    for label, e in found.items():
+        if "nic" in e:
+            machines.setdefault(label.split("/")[0], e)
+    if machines:
+        report["nic"] = ",".join(sorted({e["nic"] for e in machines.values()}))
+        report["nic_rx_bytes"] = sum(e["nic_rx_bytes"] for e in machines.values())
+        report["nic_tx_bytes"] = sum(e["nic_tx_bytes"] for e in machines.values())
+    busy = [e["client_cores_busy"] for e in found.values() if "client_cores_busy" in e]
+    if busy:
+        report["client_cores_busy"] = sum(busy)
+        report["client_cpu_bound"] = any(e.get("client_cpu_bound") for e in found.values())
+    return report

@@ -179,10 +179,15 @@ def check_cluster_args(args) -> None:
                          "can reach, or run the workers here with --local-cluster N")
 
 
-def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
-    """``job`` on every host of the cluster the command line names (``--cluster`` or ``--local-cluster``)."""
+def cluster_of(args, invocation):
+    """The cluster the command line names (``--cluster`` or ``--local-cluster``), as a context."""
     from objperf.cluster.connect import open_cluster
 
-    with open_cluster(args.cluster, args.local_cluster, workers=args.workers, wait_for=args.wait_for,
-                      say=invocation.say) as cluster:
+    return open_cluster(args.cluster, args.local_cluster, workers=args.workers, wait_for=args.wait_for,
+                        wait_timeout=args.wait_timeout, say=invocation.say)
+
+
+def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
+    """``job`` on every host of the cluster the command line names."""
+    with cluster_of(args, invocation) as cluster:
         return run_on_cluster(cluster, job, out=args.out, say=invocation.say, **run)

@@ -8,16 +8,16 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import urlsplit
 
+from objperf.cluster.writes import abort_lost
 from objperf.errors import UsageError
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
-from objperf.run.reads import run_read, run_reads_together
+from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
 from objperf.run.seed import seed_objects
-from objperf.run.writes import run_mixed, run_write
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
-from objperf.s3.target import ResolvedTarget, resolve_read_target
 from objperf.studies.sweep import Step
 
 MIB = 1 << 20
@@ -45,6 +45,8 @@ class StudyContext:
     read_options: dict = field(default_factory=dict)
     write_options: dict = field(default_factory=dict)
     grids: dict[str, list] = field(default_factory=dict)  # --grid: the values of what a study sweeps
+    cluster: object | None = None  # every step on every host of this cluster (objperf.cluster.connect.Cluster)
+    say: Callable[[str], None] = print
     _client: S3Client | None = None
 
     @property
@@ -98,16 +100,35 @@ class StudyContext:
 
     swept: frozenset = frozenset()  # the keys the running study sweeps: its steps' values win there
 
-    def read_step(self, values: dict, target: Callable[[], ResolvedTarget], **workload) -> Step:
-        return Step(values, lambda out: run_read(target(), self.reads(**workload), out=out))
+    def step(self, values: dict, job: Callable[[], Callable], *, kind: str, prepare: Callable[[], None] | None = None,
+             on_lost: Callable[[], Callable] | None = None) -> Step:
+        """A step that runs ``job()`` (built when the step runs) here, or on the first ``hosts`` hosts of the
+        cluster; ``prepare`` runs first, here (seeding); ``on_lost()`` cleans up after a host that died."""
+        def run(out, hosts: int | None = None):
+            if prepare:
+                prepare()
+            if self.cluster is None:
+                return job()(out)
+            from objperf.cluster.runner import run_on_cluster
+
+            return run_on_cluster(self.cluster.first(hosts), job(), kind=kind, out=out,
+                                  target=self.settings.describe(), workload=values, say=self.say,
+                                  on_lost=on_lost() if on_lost else None)
+
+        return Step(values, run)
+
+    def read_step(self, values: dict, source: ReadSource, *, prepare: Callable[[], None] | None = None,
+                  **workload) -> Step:
+        return self.step(values, lambda: partial(read_job, source, self.reads(**workload)), kind="read",
+                         prepare=prepare)
 
     def write_step(self, values: dict, **workload) -> Step:
-        return Step(values, lambda out: run_write(self.settings, self.writes(**workload), out=out))
+        return self.step(values, lambda: partial(write_job, self.settings, self.writes(**workload), False),
+                         kind="write", on_lost=lambda: partial(abort_lost, self.settings, self.writes(**workload)))
 
-    def target(self, keys: list[str] | int, *, prefix: str = "", buckets: list[str] | None = None,
-               settings: S3Settings | None = None) -> Callable[[], ResolvedTarget]:
-        return lambda: resolve_read_target(f"s3://{(buckets or [self.bucket])[0]}/{prefix}", settings or self.settings,
-                                           keys=keys, buckets=buckets, url_lifetime=self.url_lifetime)
+    def target(self, keys: list[str] | int, *, prefix: str = "", buckets: list[str] | None = None) -> ReadSource:
+        return ReadSource(f"s3://{(buckets or [self.bucket])[0]}/{prefix}", self.settings, keys=keys,
+                          buckets=buckets or [], url_lifetime=self.url_lifetime)
 
 
 def _q(ctx: StudyContext, quick, full):
@@ -149,13 +170,13 @@ def key_fanout(ctx: StudyContext) -> list[Step]:
         steps.append(ctx.write_step({"direction": "write", "keys": keys}, keys=keys, object_size=size,
                                     prefix=prefix))
 
-        def target(keys=keys, prefix=prefix):
+        def fill(keys=keys, prefix=prefix):  # writes cut short by the clock leave keys unwritten
             have = len(ctx.client.list_keys(ctx.bucket, prefix))
-            for i in range(have, keys):  # writes cut short by the clock leave keys unwritten
+            for i in range(have, keys):
                 ctx.ensure_object(ctx.bucket, f"{prefix}fill-{i:05d}", size)
-            return ctx.target(keys, prefix=prefix)()
 
-        steps.append(ctx.read_step({"direction": "read", "keys": keys}, target))
+        steps.append(ctx.read_step({"direction": "read", "keys": keys}, ctx.target(keys, prefix=prefix),
+                                   prepare=fill))
     return steps
 
 
@@ -210,12 +231,10 @@ def mixed(ctx: StudyContext) -> list[Step]:
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
     writes = {"object_size": _q(ctx, 8 * MIB, 256 * MIB), "prefix": ctx.key("mixed/"), "cleanup": True}
 
-    def both(out):
-        return run_mixed(ctx.target([key])(), ctx.reads(), ctx.settings, ctx.writes(**writes), out=out)
-
-    return [ctx.read_step({"mode": "reads"}, ctx.target([key])),
-            ctx.write_step({"mode": "writes"}, **writes),
-            Step({"mode": "both"}, both)]
+    both = ctx.step({"mode": "both"}, lambda: partial(mixed_job, ctx.target([key]), ctx.reads(),
+                                                       ctx.writes(**writes), False),
+                    kind="mixed", on_lost=lambda: partial(abort_lost, ctx.settings, ctx.writes(**writes)))
+    return [ctx.read_step({"mode": "reads"}, ctx.target([key])), ctx.write_step({"mode": "writes"}, **writes), both]
 
 
 def sustained(ctx: StudyContext) -> list[Step]:
@@ -283,14 +302,13 @@ def ceiling_proof(ctx: StudyContext) -> list[Step]:
         ctx.ensure_object(ctx.bucket, other_key, ctx.object_size)
         other_url = ctx.client.presign(ctx.bucket, other_key, expires=int(ctx.duration * 2 + 86400))
 
-    def together(out):
-        store = ctx.target([key])()
-        other = resolve_read_target(other_url, ctx.settings)
-        return run_reads_together([(store, ctx.reads()), (other, ctx.reads())], out=out)
+    def together():
+        return partial(reads_together_job, [(ctx.target([key]), ctx.reads()),
+                                            (ReadSource(other_url, ctx.settings), ctx.reads())])
 
     other_stream = urlsplit(ctx.other_url).netloc if ctx.other_url else "the same store (no --other-url)"
     steps = [ctx.read_step({"streams": "store alone"}, ctx.target([key])),
-             Step({"streams": "store + other HTTP"}, together)]
+             ctx.step({"streams": "store + other HTTP"}, together, kind="read")]
     for step in steps:
         step.measure = lambda rows, summary: stream_shares(rows, summary, other_stream)
     return steps

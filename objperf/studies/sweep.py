@@ -14,6 +14,7 @@ Layout of a study directory::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -42,6 +43,14 @@ class Step:
     def slug(self) -> str:
         text = "-".join(f"{k}={v}" for k, v in self.values.items())
         return re.sub(r"[^A-Za-z0-9=._-]+", "_", text)[:80]
+
+
+def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
+    """Every step once per host count (a cluster study's ``--grid hosts=1,2,4``), the host count outermost."""
+    if not hosts:
+        return steps
+    return [Step({"hosts": count, **step.values}, functools.partial(step.run, hosts=count), step.measure)
+            for count in hosts for step in steps]
 
 
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:

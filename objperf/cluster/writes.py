@@ -1,0 +1,30 @@
+"""Writes across hosts: every host under its own prefix, so no two hosts' keys can collide, and what a host
+that died left open is aborted by the driver."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from objperf.plan.writes import WriteWorkload
+from objperf.s3.client import S3Settings
+
+
+def host_prefix(prefix: str, index: int) -> str:
+    return f"{prefix}host{index:02d}/"
+
+
+def on_host(workload: WriteWorkload, index: int | None) -> WriteWorkload:
+    """``workload`` as host ``index`` runs it (unchanged on a single host)."""
+    if index is None:
+        return workload
+    return dataclasses.replace(workload, prefix=host_prefix(workload.prefix, index))
+
+
+def abort_lost(settings: S3Settings, workload: WriteWorkload, index: int) -> None:
+    """After host ``index`` died mid-run: abort the uploads it left open (its own prefix, so nobody else's)."""
+    from objperf.s3.client import S3Client
+
+    client = S3Client(settings)
+    for bucket in workload.buckets:
+        for key, upload_id in client.open_uploads(bucket, host_prefix(workload.prefix, index)):
+            client.abort_upload(bucket, key, upload_id)
