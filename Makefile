@@ -9,7 +9,10 @@ STAMP  := $(VENV)/.objperf-installed
 DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3
 DEMO_OUT ?= data/demo
 
-.PHONY: demo test bench lab lint system-deps clean
+# The compatibility suite's other servers: Ceph (a monitor, an OSD and the RADOS Gateway) from Debian.
+COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common
+
+.PHONY: demo test test-compat compat-deps bench lab lint system-deps clean
 
 demo: $(STAMP)
 	rm -rf $(DEMO_OUT)
@@ -17,6 +20,15 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The core of the suite against SeaweedFS, Ceph's RADOS Gateway and moto, each started on loopback.
+test-compat: $(STAMP) compat-deps
+	OBJPERF_COMPAT=1 $(PY) -m pytest -q tests/compat
+
+compat-deps:
+	@missing=""; for p in $(COMPAT_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
 
 # JupyterLab on the notebooks, on loopback only; it prints the URL (with its token) to open.
 lab: $(STAMP)
@@ -46,7 +58,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engi
 	$(MAKE) system-deps
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,bench,lab]'
+	$(PY) -m pip install -q -e '.[dev,bench,lab,compat]'
 	$(PY) -m compileall -q objperf
 	touch $@
 

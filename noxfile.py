@@ -1,4 +1,4 @@
-"""nox sessions: tests, lint, bench (objperf against its peers), demo.
+"""nox sessions: tests, compat (other S3 servers), lint, bench (objperf against its peers), demo.
 
 Each session builds objperf (its libcurl engine included) into its own
 virtual environment; `make system-deps` installs the Debian packages the
@@ -14,6 +14,13 @@ nox.options.reuse_existing_virtualenvs = True
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[dev,bench]")  # the client comparison's tests run the peer clients
     session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def compat(session: nox.Session) -> None:
+    """The core of the suite against SeaweedFS, Ceph's RADOS Gateway and moto (`make compat-deps` first)."""
+    session.install("-e", ".[dev,compat]")
+    session.run("pytest", "-q", "tests/compat", *session.posargs, env={"OBJPERF_COMPAT": "1"})
 
 
 @nox.session

@@ -21,6 +21,9 @@ from objperf.plan.payload import payload, payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 
+# The compatibility suite starts Ceph and moto too: `make test-compat` runs it (OBJPERF_COMPAT=1).
+collect_ignore = [] if os.environ.get("OBJPERF_COMPAT") else ["compat"]
+
 # Runs given no --out keep their datasets under runs/: for the tests, a directory of their own.
 os.environ.setdefault("OBJPERF_RUNS", tempfile.mkdtemp(prefix="objperf-test-runs-"))
 

@@ -109,6 +109,39 @@ def test_aborts_the_store_did_not_take_are_listed_and_fail_the_run(own_server, t
     assert summary["uploads_left_open"] and all("upload id" in u for u in summary["uploads_left_open"])
 
 
+def test_aborts_to_a_store_that_stopped_answering_go_out_together_and_are_reported(own_server, tmp_path):
+    """A store that hangs (a full Ceph cluster did): every part and every abort times out.  The aborts went out
+    one after another, a timeout each, and the summary still said the uploads were aborted."""
+    server, client = own_server
+    out = tmp_path / "p"
+    args = [sys.executable, "-m", "objperf.put", "s3://faults/frozen/", "--endpoint", server.endpoint,
+            "--object-size", "20MiB", "--part-size", "5MiB", "-c", "16", "--keys", "8", "--duration", "12s",
+            "--timeout", "3s", "--out", str(out)]
+    proc = subprocess.Popen(args, env=server_env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frozen = [p.pid for p in server._procs]
+    try:
+        wait_for_rows(out)
+        time.sleep(1)
+        for pid in frozen:
+            os.killpg(pid, signal.SIGSTOP)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        for pid in frozen:
+            os.killpg(pid, signal.SIGCONT)
+    assert proc.returncode == 1, stderr
+    rows = load(out)
+    aborts = rows[rows["op"] == "ABORT_MPU"].sort_values("t_start")
+    assert len(aborts) >= 2 and (aborts["curl_code"] == 28).all()  # each timed out
+    ends = (aborts["t_start"] + aborts["total_s"]).to_numpy()
+    assert (aborts["t_start"].to_numpy()[1:] < ends[:-1]).any()  # in flight together, not a timeout apart
+    left = rows.attrs["manifest"]["summary"]["uploads_left_open"]
+    ids = [u for u in left if "upload id" in u]
+    assert len(ids) == len(aborts)
+    assert f"{len(left)} upload(s) the store did not abort" in stdout
+    assert f"{len(left)} multipart upload(s) left open" in stderr
+    assert all(entry in stderr for entry in ids)  # each with its upload id, for the user to abort
+
+
 # -- runs that would lie about how they ended --------------------------------------------------------
 
 

@@ -107,6 +107,14 @@ def one_line_failure(proc, message):
     assert message in lines[0], lines[0]
 
 
+def test_virtual_addressing_on_an_ip_endpoint_is_refused(store):
+    """botocore went path style on an IP endpoint while the manifest recorded virtual."""
+    proc = run_cli(FETCH, f"s3://{store.bucket}/data/small.bin", "--endpoint", store.server.endpoint,
+                   "--addressing", "virtual", env=store.env())
+    one_line_failure(proc, "--addressing virtual puts the bucket in the host name, and the endpoint 127.0.0.1 is "
+                           "an IP address")
+
+
 def test_bad_url(store):
     one_line_failure(fetch(store, "ftp://host/file"), "bad URL")
     one_line_failure(fetch(store, "s3:///nokey"), "bad URL")
@@ -114,6 +122,10 @@ def test_bad_url(store):
 
 def test_missing_bucket_and_key(store):
     one_line_failure(fetch(store, "s3://no-such-bucket-here/k"), "bucket 'no-such-bucket-here' does not exist")
+    # The listing path says it the same way (it printed "LIST s3://no-such-bucket-here/: NoSuchBucket from ...").
+    one_line_failure(fetch(store, "s3://no-such-bucket-here/"), "bucket 'no-such-bucket-here' does not exist")
+    one_line_failure(fetch(store, "s3://no-such-bucket-here/some/prefix/"),
+                     "bucket 'no-such-bucket-here' does not exist")
     one_line_failure(fetch(store, f"s3://{store.bucket}/nope.bin"), "does not exist")
 
 

@@ -3,6 +3,7 @@ the published tables come with the package, the commands start, and what needs a
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,10 @@ def plain_install(tmp_path_factory) -> Path:
 
 
 def run(bin_dir: Path, *args: str) -> subprocess.CompletedProcess:
-    # Run outside the checkout, so the installed package is imported, not the source tree.
+    # Run outside the checkout and without PYTHONPATH, so the installed package is imported, not a source tree.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run([str(bin_dir / args[0]), *args[1:]], capture_output=True, text=True, timeout=120,
-                          cwd=bin_dir.parent.parent)
+                          cwd=bin_dir.parent.parent, env=env)
 
 
 def test_the_published_tables_load_from_a_plain_install(plain_install):

@@ -132,6 +132,17 @@ cdef extern from "curl/curl.h" nogil:
     CURLcode curl_easy_perform(CURL *handle)
     void curl_easy_reset(CURL *handle)
 
+    # The header API (libcurl 7.84+): a header of the last answer by name.
+    struct curl_header:
+        char *name
+        char *value
+    ctypedef enum CURLHcode:
+        CURLHE_OK
+    enum:
+        CURLH_HEADER
+    CURLHcode curl_easy_header(CURL *easy, const char *name, size_t index, unsigned int origin, int request,
+                               curl_header **hout)
+
     CURLM *curl_multi_init()
     CURLMcode curl_multi_cleanup(CURLM *multi)
     CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)

@@ -112,6 +112,7 @@ cdef class Exchange:
     cdef readonly long connections_made  # a kept connection serves the next call; this counts new ones
     cdef readonly long local_port        # of the connection the last call went over
     cdef readonly str content_range
+    cdef readonly str bucket_region     # the last answer's x-amz-bucket-region ('' without one)
     cdef bint proxy_from_env
 
     def __cinit__(self, ca_file=None, bint verify_tls=True, double connect_timeout=10.0,
@@ -128,6 +129,7 @@ cdef class Exchange:
         self.idle_timeout_s = max(1, <long>idle_timeout)
         self.proxy_from_env = proxy_from_env
         self.content_range = ""
+        self.bucket_region = ""
 
     def __dealloc__(self):
         if self.easy != NULL:
@@ -177,6 +179,7 @@ cdef class Exchange:
             self.connections_made += connects
             curl_easy_getinfo(self.easy, CURLINFO_LOCAL_PORT, &self.local_port)
             self.content_range = got.content_range.decode("latin-1")
+            self.bucket_region = self._header(b"x-amz-bucket-region") if code == CURLE_OK else ""
             if self.interrupted is not None:
                 raise self.interrupted
             if code == CURLE_WRITE_ERROR and got.truncated:
@@ -192,6 +195,12 @@ cdef class Exchange:
         finally:
             free(got.data)
             self.interrupted = None
+
+    cdef str _header(self, bytes name):
+        cdef curl_header *found = NULL
+        if curl_easy_header(self.easy, <char *>name, 0, CURLH_HEADER, -1, &found) != CURLHE_OK or found == NULL:
+            return ""
+        return (<bytes>found.value).decode("latin-1").strip()
 
     cdef int _configure(self, bytes url) except -1:
         cdef CURL *e = self.easy

@@ -61,6 +61,7 @@ class Upload:
 
 
 OPEN_AHEAD = 8  # CreateMultipartUpload calls in flight at most
+ABORTS_AT_ONCE = 32  # AbortMultipartUpload calls in flight at most, at the end of a run
 NOTHING_SENT = (0, 6, 7)  # an answer, or a request that never left (host unresolved, connection refused)
 STEP_S = 0.1
 
@@ -100,6 +101,7 @@ class Uploader:
         self.deadline = 0.0
         self.stopping = False
         self.ended_on_time = False  # the deadline cut the parts in flight
+        self.unanswered = False  # a multipart call got no answer: the store stopped answering
         self._put_urls: dict[tuple[str, str], tuple[str, float]] = {}  # URL, when it was signed
         # Multipart uploads are opened ahead of need, several CreateMultipartUpload calls at once, so the
         # slots fill within the first second even with few large parts per upload.
@@ -155,10 +157,12 @@ class Uploader:
 
     def _abort_open(self, interrupted: bool) -> None:
         self._collect_opened(wait_all=True)  # uploads still being opened are aborted too
+        aborts = []
         for upload in list(self.open.values()):
             started = upload.submitted > 0
             upload.in_flight = 0
-            self._abort(upload, failed=not interrupted and started, started=started)
+            aborts.append((upload, not interrupted and started, started))
+        self._abort_all(aborts)
 
     def _end_on_time(self) -> None:
         """The run's time is up: the engine cuts the parts in flight, as it cuts reads (here, if this
@@ -171,13 +175,15 @@ class Uploader:
         self.recorder.stop_clock()
         self.unfinished_jobs = 0  # jobs queued but never started leave no row
         self._collect_opened(wait_all=True)  # uploads being opened as the time ran out are aborted too
+        aborts = []
         for upload in list(self.open.values()):
             started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
             upload.in_flight = 0
-            if not upload.failed and len(upload.etags) == upload.nparts:
+            if not upload.failed and len(upload.etags) == upload.nparts and not self.unanswered:
                 self._complete(upload)
-            else:
-                self._abort(upload, failed=upload.failed, started=started)
+            if upload.index in self.open:  # not completed
+                aborts.append((upload, upload.failed, started))
+        self._abort_all(aborts)
 
     def _abort_unanswered_create(self, upload: Upload, *, count: bool = True) -> None:
         """CreateMultipartUpload went out but its answer never came in (lost, timed out, cut): the store
@@ -227,13 +233,15 @@ class Uploader:
                 upload.failed = True
 
     def _settle(self) -> None:
+        failed = []
         for upload in list(self.open.values()):
-            if upload.in_flight:
+            if upload.in_flight or self.unanswered:  # a store that stopped answering: all aborted as the run ends
                 continue
             if upload.failed:
-                self._abort(upload)
+                failed.append((upload, True, True))
             elif len(upload.etags) == upload.nparts:
                 self._complete(upload)
+        self._abort_all(failed)
 
     def _feed(self) -> None:
         while self.unfinished_jobs < self.depth and not self._time_is_up():  # a CREATE_MPU may take it past
@@ -346,23 +354,41 @@ class Uploader:
         self.recorder.add(control_row("COMPLETE_MPU", upload.index, outcome, length=upload.size))
         if outcome.ok:
             self.written.append(upload)
+        elif outcome.curl_code:  # no answer: the store stopped answering; the run ends, its uploads aborted at once
+            upload.failed = True
+            self.open[upload.index] = upload
+            self.stopping = self.unanswered = True
         else:
             self._abort(upload)
 
     def _abort(self, upload: Upload, *, failed: bool = True, started: bool = True) -> None:
         """Abort an upload; count its object failed, or cut (``started``: none of it moved, neither)."""
-        self.open.pop(upload.index, None)
-        if failed:
-            self.failed_objects += 1
-        elif started:
-            self.cut_objects += 1
-        if upload.upload_id is None:
-            return
-        outcome = self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
-                                      UploadId=upload.upload_id)
-        if not outcome.ok and outcome.status != 404:  # 404 NoSuchUpload: nothing is left open
-            self.left_open.append(f"s3://{upload.bucket}/{upload.key} upload id {upload.upload_id}")
-        self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
+        self._abort_all([(upload, failed, started)])
+
+    def _abort_all(self, aborts: list[tuple[Upload, bool, bool]]) -> None:
+        """Abort uploads, given as (upload, failed, started), all at once: each call is bounded by the control
+        timeout, so a store that stopped answering costs one timeout, not one per upload.  An abort the store
+        did not take leaves its upload id in ``left_open``."""
+        for upload, failed, started in aborts:
+            self.open.pop(upload.index, None)
+            if failed:
+                self.failed_objects += 1
+            elif started:
+                self.cut_objects += 1
+        sent = [upload for upload, _, _ in aborts if upload.upload_id is not None]
+        if len(sent) > 1:
+            with ThreadPoolExecutor(min(ABORTS_AT_ONCE, len(sent)), thread_name_prefix="objperf-abort") as pool:
+                outcomes = list(pool.map(self._send_abort, sent))
+        else:
+            outcomes = [self._send_abort(upload) for upload in sent]
+        for upload, outcome in zip(sent, outcomes):
+            if not outcome.ok and outcome.status != 404:  # 404 NoSuchUpload: nothing is left open
+                self.left_open.append(f"s3://{upload.bucket}/{upload.key} upload id {upload.upload_id}")
+            self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
+
+    def _send_abort(self, upload: Upload) -> Attempt:
+        return self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
+                                   UploadId=upload.upload_id)
 
     # -- after the run ------------------------------------------------------------
 

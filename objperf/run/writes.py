@@ -29,6 +29,7 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
     check_write_resources(workload)
     client = S3Client(settings)
     for bucket in workload.buckets:
+        client.check_region(bucket)
         if create_buckets:
             client.create_bucket(bucket)
         elif not client.bucket_exists(bucket):

@@ -120,6 +120,24 @@ class BotocorePlane:
         except BotoCoreError as exc:
             raise TargetError(f"{what}: {exc}") from None
 
+    @property
+    def signing_region(self) -> str:
+        return self.client.meta.region_name
+
+    def bucket_region(self, bucket: str) -> str | None:
+        """The region the store says ``bucket`` lives in (AWS's ``x-amz-bucket-region``, sent on HEAD
+        answers, errors included); None when it does not say or cannot be reached (the run's own requests
+        say why)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self.client.head_bucket(Bucket=bucket)
+        except ClientError as exc:
+            response = exc.response
+        except BotoCoreError:
+            return None
+        return response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("x-amz-bucket-region") or None
+
     def head(self, what: str, bucket: str, key: str = "") -> int | None:
         if key:
             return int(self.call(what, "head_object", Bucket=bucket, Key=key)["ContentLength"])

@@ -12,12 +12,24 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 
-from objperf.errors import NotFound, UsageError
+from objperf.errors import BucketNotFound, NotFound, UsageError
 from objperf.s3.boto import BotocorePlane
 from objperf.s3.light import Attempt, LightS3
 from objperf.s3.settings import PRESIGN_MAX_SECONDS, URL_LIFETIME_S, S3Settings, check_url_lifetime
 
 __all__ = ["URL_LIFETIME_S", "Attempt", "S3Client", "S3Settings", "check_url_lifetime"]
+
+
+def ip_literal_host(endpoint: str | None) -> str | None:
+    """The endpoint's host when it is an IP address (no bucket name can go in front of it), else None."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(endpoint or "").hostname
+        return host if host and ipaddress.ip_address(host) else None
+    except ValueError:
+        return None
 
 
 class S3Client:
@@ -27,6 +39,11 @@ class S3Client:
     def __init__(self, settings: S3Settings, *, light: bool = True):
         if settings.addressing not in ("auto", "path", "virtual"):
             raise UsageError(f"bad addressing {settings.addressing!r}: use auto, path or virtual")
+        if settings.addressing == "virtual" and ip_literal_host(settings.endpoint):
+            # botocore would quietly go path style while the manifest said virtual
+            raise UsageError(f"--addressing virtual puts the bucket in the host name, and the endpoint "
+                             f"{ip_literal_host(settings.endpoint)} is an IP address: use a host name, or "
+                             "--addressing path")
         self.settings = settings
         self._botocore = BotocorePlane(settings)
         self._light = LightS3.for_settings(settings) if light else None
@@ -60,13 +77,26 @@ class S3Client:
             size = self._plane("head_object").head(f"HEAD s3://{bucket}/{key}", bucket, key)
         except NotFound as exc:
             if not self.bucket_exists(bucket):
-                raise NotFound(f"bucket {bucket!r} does not exist at {self.endpoint}", status=exc.status,
-                               s3_error="NoSuchBucket") from None
+                raise self.missing_bucket(bucket, exc) from None
             raise NotFound(f"object s3://{bucket}/{key} does not exist", status=exc.status,
                            s3_error=exc.s3_error or "NoSuchKey") from None
         if size is None:
             raise NotFound(f"HEAD s3://{bucket}/{key}: no Content-Length from {self.endpoint}")
         return size
+
+    def check_region(self, bucket: str) -> None:
+        """Stop before the run when the store says ``bucket`` lives in another region than the one objperf signs
+        for: every presigned request would be refused (botocore's own calls quietly follow the store)."""
+        plane = self._plane("head_object")
+        told, signing = plane.bucket_region(bucket), plane.signing_region
+        if told and signing and told != signing:
+            raise UsageError(f"bucket {bucket!r} is in region {told}, objperf signs for {signing}: give --region "
+                             f"{told} (or set AWS_REGION={told})")
+
+    def missing_bucket(self, bucket: str, found: NotFound | None = None) -> BucketNotFound:
+        """The one way objperf says a bucket is not there, whichever request found out."""
+        return BucketNotFound(f"bucket {bucket!r} does not exist at {self.endpoint}",
+                              status=found.status if found else 404, s3_error="NoSuchBucket")
 
     def bucket_exists(self, bucket: str) -> bool:
         try:
@@ -105,7 +135,12 @@ class S3Client:
             params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": 1000}
             if token:
                 params["ContinuationToken"] = token
-            page = self._call(f"LIST s3://{bucket}/{prefix}", "list_objects_v2", **params)
+            try:
+                page = self._call(f"LIST s3://{bucket}/{prefix}", "list_objects_v2", **params)
+            except NotFound as exc:
+                if exc.s3_error == "NoSuchBucket" or not self.bucket_exists(bucket):
+                    raise self.missing_bucket(bucket, exc) from None
+                raise
             found += [(item["Key"], int(item["Size"])) for item in page.get("Contents", [])]
             if not page.get("IsTruncated"):
                 break

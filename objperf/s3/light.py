@@ -63,6 +63,7 @@ class Answer:
     status: int
     length: int | None  # Content-Length
     body: bytes
+    bucket_region: str = ""  # x-amz-bucket-region, where the store sends it
 
     def element(self, name: str) -> str | None:
         """The text of the first ``<name>`` element of the XML body, or None."""
@@ -149,6 +150,18 @@ class LightS3:
             return True
         return call in LIGHT_PRESIGNS and extra == LIGHT_PRESIGNS[call][1]
 
+    @property
+    def signing_region(self) -> str:
+        return self.region
+
+    def bucket_region(self, bucket: str) -> str | None:
+        """The region the store says ``bucket`` lives in (``x-amz-bucket-region``); None when it does not say
+        or cannot be reached (the run's own requests say why)."""
+        try:
+            return self.send("HEAD", bucket).bucket_region or None
+        except TransferFailed:
+            return None
+
     def head(self, what: str, bucket: str, key: str = "") -> int | None:
         """HEAD a bucket or an object: its Content-Length; typed errors for no answer or a refusal."""
         try:
@@ -205,4 +218,4 @@ class LightS3:
         finally:
             with self._lock:
                 self._idle.append(exchange)
-        return Answer(status, length if length >= 0 else None, content)
+        return Answer(status, length if length >= 0 else None, content, exchange.bucket_region)

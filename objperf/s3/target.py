@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from objperf.errors import (
     TLS_HINT,
     UNTRUSTED,
-    BucketNotFound,
     NotFound,
     ObjperfError,
     TargetError,
@@ -150,14 +149,14 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
     objects: list[ObjectRef] = []
     skipped = 0
     for bucket in buckets or [url_bucket]:
+        client.check_region(bucket)
         if isinstance(keys, list):
             objects += [ObjectRef(bucket, key + k, client.object_size(bucket, key + k)) for k in keys]
         elif not key or key.endswith("/") or isinstance(keys, int):
             listed = client.list_keys(bucket, key, limit=keys if isinstance(keys, int) else 100_000)
             if not listed:
                 if not client.bucket_exists(bucket):
-                    raise BucketNotFound(f"bucket {bucket!r} does not exist at {client.endpoint}",
-                                         s3_error="NoSuchBucket")
+                    raise client.missing_bucket(bucket)
                 raise NotFound(f"no objects under s3://{bucket}/{key}")
             with_data = [(k, size) for k, size in listed if size > 0 and not k.endswith("/")]
             skipped += len(listed) - len(with_data)

@@ -1,0 +1,198 @@
+"""The other S3 servers of the compatibility suite, each started on loopback in a directory of its own and
+stopped after: Ceph's RADOS Gateway on a one-node cluster, and moto's server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+from objperf.s3.client import S3Settings
+from objperf.servers.seaweed import free_port
+
+READY_TIMEOUT_S = 60.0
+ACCESS_KEY = "OBJPERFCOMPATKEY0001"
+SECRET_KEY = "objperf-compat-secret-key-0000000000000"
+
+
+class Server:
+    """What the suite needs of a server: its endpoint, keys and name, and how to stop it."""
+
+    name = "?"
+    access_key = ACCESS_KEY
+    secret_key = SECRET_KEY
+    region = "us-east-1"
+
+    def __init__(self, workdir: Path):
+        self.workdir = Path(workdir)
+        self.port = 0
+        self.processes: list[subprocess.Popen] = []
+        self.version = "?"
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def settings(self) -> S3Settings:
+        return S3Settings(endpoint=self.endpoint, region=self.region, addressing="path",
+                          credentials=(self.access_key, self.secret_key))
+
+    def spawn(self, args: list[str], log: str, **kw) -> subprocess.Popen:
+        handle = open(self.workdir / log, "ab")
+        proc = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, **kw)
+        self.processes.append(proc)
+        return proc
+
+    def wait_http(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for proc in self.processes:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{self.name} exited during start-up: {proc.args[0]} ({self.log_tail()})")
+            try:
+                requests.get(self.endpoint, timeout=2)
+                return
+            except requests.RequestException:
+                time.sleep(0.3)
+        raise RuntimeError(f"{self.name} did not answer within {READY_TIMEOUT_S:.0f} s ({self.log_tail()})")
+
+    def log_tail(self) -> str:
+        logs = sorted(self.workdir.rglob("*.log"), key=lambda p: p.stat().st_mtime)
+        return logs[-1].read_text(errors="replace")[-600:] if logs else "no log"
+
+    def stop(self) -> None:
+        for proc in reversed(self.processes):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for proc in reversed(self.processes):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+class Moto(Server):
+    """moto's server (``moto[server]``), without IAM checks: its IAM mode answers 500 to presigned URLs."""
+
+    name = "moto"
+
+    def start(self) -> Moto:
+        from importlib.metadata import version
+
+        self.version = version("moto")
+        self.port = free_port()
+        binary = Path(sys.executable).parent / "moto_server"
+        self.spawn([str(binary), "-H", "127.0.0.1", "-p", str(self.port)], "moto.log")
+        self.wait_http()
+        return self
+
+
+CEPH_CONF = """[global]
+fsid = {fsid}
+mon host = [v1:127.0.0.1:{mon_port}]
+mon initial members = a
+auth cluster required = none
+auth service required = none
+auth client required = none
+ms bind msgr2 = false
+ms bind ipv6 = false
+public addr = 127.0.0.1
+cluster addr = 127.0.0.1
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+osd crush chooseleaf type = 0
+osd objectstore = bluestore
+bluestore block create = true
+bluestore block size = {block_bytes}
+bluestore block db create = false
+bluestore block wal create = false
+osd memory target = 939524096
+bluestore cache autotune = false
+bluestore cache size = 268435456
+run dir = {dir}/run
+admin socket = {dir}/run/$name.asok
+pid file = {dir}/run/$name.pid
+log file = {dir}/log/$name.log
+mon data = {dir}/mon/$name
+osd data = {dir}/osd/$name
+keyring = {dir}/keyring
+rgw data = {dir}/rgw
+rgw frontends = beast endpoint=127.0.0.1:{rgw_port}
+rgw dns name = localhost
+rgw enable usage log = false
+mon max pg per osd = 1000
+"""
+BLOCK_BYTES = 20 << 30  # sparse: a full Ceph cluster hangs writes instead of failing them
+
+
+class CephRGW(Server):
+    """A one-node Ceph cluster (a monitor and one bluestore OSD on a sparse file, no authentication) and its
+    RADOS Gateway, everything under ``workdir``."""
+
+    name = "ceph-rgw"
+
+    def start(self) -> CephRGW:
+        d = self.workdir
+        for sub in ("run", "log", "mon/mon.a", "osd/osd.0", "rgw"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        mon_port, self.port = free_port(), free_port()
+        self.conf = d / "ceph.conf"
+        self.conf.write_text(CEPH_CONF.format(fsid=uuid.uuid4(), mon_port=mon_port, dir=d, rgw_port=self.port,
+                                              block_bytes=BLOCK_BYTES))
+        self.version = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout.split()[2]
+        self.run(["ceph-authtool", "--create-keyring", str(d / "keyring"), "--gen-key", "-n", "mon.",
+                  "--cap", "mon", "allow *"])
+        self.run(["monmaptool", "--create", "--addv", "a", f"[v1:127.0.0.1:{mon_port}]", "--fsid",
+                  self.conf_value("fsid"), str(d / "monmap")])
+        self.run(["ceph-mon", "-c", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(d / "monmap")])
+        self.spawn(["ceph-mon", "-c", str(self.conf), "-i", "a", "-f"], "mon.out.log")
+        osd_id = self.run(["ceph", "-c", str(self.conf), "osd", "create"]).strip()
+        self.run(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "--mkfs"])
+        self.spawn(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "-f"], "osd.out.log")
+        self.spawn(["radosgw", "-c", str(self.conf), "-n", "client.rgw", "-f"], "rgw.out.log")
+        self.wait_http()
+        self.run(["radosgw-admin", "-c", str(self.conf), "user", "create", "--uid", "objperf", "--display-name",
+                  "objperf", "--access-key", self.access_key, "--secret-key", self.secret_key])
+        return self
+
+    def conf_value(self, name: str) -> str:
+        for line in self.conf.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == name:
+                return value.strip()
+        raise KeyError(name)
+
+    def run(self, args: list[str]) -> str:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=READY_TIMEOUT_S)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(args[:3])}: {proc.stderr.strip()[-500:]}")
+        return proc.stdout
+
+
+def available() -> dict[str, str]:
+    """Which servers can start here, and why the others cannot."""
+    missing = {}
+    for binary in ("ceph-mon", "ceph-osd", "radosgw"):
+        if not shutil.which(binary):
+            missing["ceph-rgw"] = f"{binary} is not installed (Debian: ceph-mon ceph-osd radosgw)"
+    if not (Path(sys.executable).parent / "moto_server").exists():
+        missing["moto"] = "moto_server is not installed (pip install 'moto[server]')"
+    return missing
