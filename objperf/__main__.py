@@ -16,6 +16,10 @@ COMMANDS = {
     "study": "one experiment of the published benchmark, as a sweep",
     "compare": "objperf against other S3 clients on the same objects",
     "bench": "objperf and its peers on one local server, ratios printed",
+    "analyze": "a saved dataset summarised again: filtered, grouped, with figures",
+    "cmp": "two or more datasets side by side: what changed, and whether it is more than noise",
+    "import": "another tool's results (warp, elbencho) as an objperf dataset",
+    "pack": "a dataset or study in one file (tar or zip) to send; objperf.load reads it",
 }
 
 
@@ -45,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"objperf: error: unknown command {name!r}; the commands are {', '.join(COMMANDS)}", file=sys.stderr)
         return EXIT_USAGE
-    return importlib.import_module(f"objperf.{name}").main(rest)
+    module = {"import": "importer"}.get(name, name)  # ``import`` is Python's keyword
+    return importlib.import_module(f"objperf.{module}").main(rest)
 
 
 def console() -> None:

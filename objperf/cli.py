@@ -290,6 +290,21 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
                    help="how long --wait-for waits before giving up (default 60s)")
 
 
+def price_arg(text: str) -> list[str]:
+    from objperf.analysis.cost import check_providers
+
+    try:
+        return check_providers(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_price_arg(p) -> None:
+    p.add_argument("--price", type=price_arg, metavar="PROVIDER[,...]",
+                   help="what the run would cost on these providers' list prices: aws-s3, r2, r2-ia, wasabi, b2, "
+                        "gcs (data/prices/)")
+
+
 def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--out", "-o", help="write the dataset (parquet + manifest) into this new directory "
@@ -297,6 +312,7 @@ def add_output_args(p: argparse.ArgumentParser, *, embedded_size: int) -> None:
     o.add_argument("--no-save", action="store_true", help="keep no dataset (the summary only)")
     o.add_argument("--figures", action="store_true", help="also draw figures into the dataset directory")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_price_arg(o)
     o.add_argument("--object-size", type=size_arg, default=embedded_size,
                    help=f"object size (default {embedded_size >> 20}MiB)")
 
@@ -375,6 +391,10 @@ def report(result, args, invocation: Invocation) -> int:
     from objperf.analysis.summary import format_summary
 
     prog, say = invocation.prog, invocation.say
+    if getattr(args, "price", None):
+        from objperf.analysis.cost import costs
+
+        result.summary["cost"] = costs(result.rows, args.price)
     if args.json:
         print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
     else:

@@ -2,13 +2,18 @@
 
 Rows are written as numbered parquet parts while the run goes, so a run that
 is killed keeps every row it flushed; a run that ends is compacted into one
-part.  ``load`` reads either."""
+part, and its manifest lists every file with its size and SHA-256, which
+``load`` checks.  ``load`` reads either, a bundle made by ``objperf pack`` too,
+and any mix of datasets (runs, studies, hosts, other tools' imports) as one
+frame with one physical schema."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -96,8 +101,8 @@ class DatasetWriter:
                     (self.path / subdir / ".compact.tmp").unlink(missing_ok=True)
                     continue
                 self._parts[subdir] = 1
-        self.manifest.update(status=status, rows=self.rows, **extra)
         (self.path / RESERVE).unlink(missing_ok=True)
+        self.manifest.update(status=status, rows=self.rows, **extra, files=file_digests(self.path))
         self._write_manifest()
 
     @staticmethod
@@ -144,47 +149,191 @@ def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, bucket
     return pa.table({name: data[name] for name in COLUMNS})
 
 
+DATA_DIRS = (ROWS_DIR, SAMPLES_DIR)
+DATA_FILES = ("steps.parquet", "phases.parquet", "intervals.parquet")  # studies, imports
+
+
+def file_digests(path: Path) -> dict[str, dict]:
+    """Size and SHA-256 of every data file of the dataset at ``path``, by path inside it."""
+    files = [f for d in DATA_DIRS for f in sorted((path / d).rglob("*.parquet"))]
+    files += [path / name for name in DATA_FILES if (path / name).exists()]
+    return {f.relative_to(path).as_posix(): {"bytes": f.stat().st_size, "sha256": _sha256(f.read_bytes())}
+            for f in files}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class DatasetError(UsageError):
+    """A dataset that is not there, not whole, or not what its manifest says."""
+
+
+class Source:
+    """Where a dataset's files are: a directory, or a bundle made by ``objperf pack`` (a tar or zip)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._names: dict[str, object] | None = None
+        self._archive = None
+        if self.path.is_file():
+            self._open_bundle()
+
+    def _open_bundle(self) -> None:
+        import tarfile
+        import zipfile
+
+        if zipfile.is_zipfile(self.path):
+            self._archive = zipfile.ZipFile(self.path)
+            members = {m.filename: m for m in self._archive.infolist() if not m.is_dir()}
+        elif tarfile.is_tarfile(self.path):
+            self._archive = tarfile.open(self.path)
+            members = {m.name: m for m in self._archive.getmembers() if m.isfile()}
+        else:
+            raise DatasetError(f"{self.path} is neither an objperf dataset directory nor a bundle (tar or zip)")
+        roots = [name[:-len(MANIFEST)] for name in members if name.endswith(MANIFEST) and
+                 name.count("/") <= 1]
+        if not roots:
+            raise DatasetError(f"{self.path} holds no objperf dataset (no {MANIFEST})")
+        root = min(roots, key=len)
+        self._names = {name[len(root):]: m for name, m in members.items() if name.startswith(root)}
+
+    def read(self, name: str) -> bytes:
+        if self._names is None:
+            return (self.path / name).read_bytes()
+        member = self._names.get(name)
+        if member is None:
+            raise FileNotFoundError(name)
+        if hasattr(self._archive, "extractfile"):
+            return self._archive.extractfile(member).read()
+        return self._archive.read(member)
+
+    def exists(self, name: str) -> bool:
+        return (self.path / name).exists() if self._names is None else name in self._names
+
+    def size(self, name: str) -> int:
+        if self._names is None:
+            return (self.path / name).stat().st_size
+        member = self._names[name]
+        return member.size if hasattr(member, "size") else member.file_size
+
+    def parts(self, subdir: str) -> list[str]:
+        """The parquet parts under ``subdir``, in order."""
+        if self._names is None:
+            return [p.relative_to(self.path).as_posix() for p in sorted((self.path / subdir).glob("part-*.parquet"))]
+        return sorted(n for n in self._names if n.startswith(subdir + "/") and n.count("/") == subdir.count("/") + 1
+                      and Path(n).name.startswith("part-") and n.endswith(".parquet"))
+
+    def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        if self._names is None:
+            return pq.read_table(self.path / name, columns=columns)
+        import io
+
+        return pq.read_table(io.BytesIO(self.read(name)), columns=columns)
+
+    def manifest(self) -> dict:
+        try:
+            return json.loads(self.read(MANIFEST).decode("utf-8"))
+        except FileNotFoundError:
+            raise DatasetError(f"{self.path} is not an objperf dataset (no {MANIFEST})") from None
+        except ValueError:
+            raise DatasetError(f"{self.path}/{MANIFEST} is not valid JSON: the dataset is damaged") from None
+
+    def verify(self, manifest: dict) -> None:
+        """Every file the manifest lists is here, whole and unaltered; one line naming the first that is not."""
+        for name, expected in manifest.get("files", {}).items():
+            if not self.exists(name):
+                raise DatasetError(f"{self.path}: {name} is missing")
+            size = self.size(name)
+            if size != expected["bytes"]:
+                raise DatasetError(f"{self.path}: {name} is truncated or grown ({size:,} bytes, the manifest "
+                                   f"says {expected['bytes']:,})")
+            if _sha256(self.read(name)) != expected["sha256"]:
+                raise DatasetError(f"{self.path}: {name} was altered (its SHA-256 is not the manifest's)")
+
+
 def read_manifest(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        return json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path} is not an objperf dataset (no {MANIFEST})") from None
+    return Source(path).manifest()
 
 
-def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = None) -> pd.DataFrame:
-    """The per-request rows of the dataset at ``path`` (only ``columns``, if given: much faster on
-    large datasets); ``df.attrs["manifest"]`` holds its manifest.
+TEXT = pa.dictionary(pa.int32(), pa.string())
 
-    Several datasets (a list of paths: runs shared by others, or made on several hosts) come back as
-    one frame, their rows told apart by ``run_id`` and ``host``; ``df.attrs["manifests"]`` maps each
-    path to its manifest."""
+
+def unified(table: pa.Table) -> pa.Table:
+    """One physical schema for every dataset, whatever wrote it: text columns as dictionary-encoded strings
+    (study parts and older datasets wrote some as plain or large strings)."""
+    for i, field in enumerate(table.schema):
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if field.type == TEXT or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            continue
+        column = table.column(i)
+        if pa.types.is_dictionary(field.type):
+            column = column.cast(TEXT)
+        else:
+            column = column.cast(pa.string()).dictionary_encode().cast(TEXT)
+        table = table.set_column(i, pa.field(field.name, TEXT), column)
+    return table
+
+
+def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = None, *,
+         verify: bool = True) -> pd.DataFrame:
+    """The per-request rows of the dataset at ``path`` (a directory, or a bundle made by ``objperf pack``;
+    only ``columns``, if given: much faster on large datasets); ``df.attrs["manifest"]`` holds its manifest.
+
+    Several datasets (a list: runs shared by others, studies, other tools' imports) come back as one frame,
+    their rows told apart by ``run_id`` and ``host``; ``df.attrs["manifests"]`` maps each ``run_id`` to its
+    dataset's manifest (with ``path``).  ``verify`` checks every file against the sizes and SHA-256 sums the
+    manifest lists; a run that never finished (killed) loads with a warning."""
     paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
     if not paths:
         raise UsageError("load needs at least one dataset")
-    manifests = {str(p): read_manifest(p) for p in paths}
-    parts = [part for p in paths for part in sorted((p / ROWS_DIR).glob("part-*.parquet"))]
-    if parts:
-        table = pa.concat_tables([pq.read_table(p, columns=columns) for p in parts], promote_options="permissive")
-        df = table.to_pandas()
+    sources = [Source(p) for p in paths]
+    manifests = [source.manifest() for source in sources]
+    tables, runs = [], {}
+    for source, manifest in zip(sources, manifests):
+        if verify:
+            source.verify(manifest)
+        if manifest.get("status") == "running":
+            warnings.warn(f"{source.path} did not finish (its run was killed or is still going): "
+                          "these are the rows it flushed", stacklevel=2)
+        mine = [unified(source.table(part, columns)) for part in source.parts(ROWS_DIR)]
+        runs[str(source.path)] = {str(r) for t in mine if "run_id" in t.column_names
+                                  for r in t.column("run_id").unique().to_pylist()}
+        tables += mine
+    if tables:
+        df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
     else:
-        df = pd.DataFrame(columns=list(COLUMNS))
+        df = pd.DataFrame(columns=list(columns or COLUMNS))
     if len(paths) == 1:
-        df.attrs["manifest"] = manifests[str(paths[0])]
+        df.attrs["manifest"] = manifests[0]
     else:
-        df.attrs["manifests"] = manifests
+        df.attrs["manifests"] = {run_id: {**manifest, "path": str(source.path)}
+                                 for source, manifest in zip(sources, manifests)
+                                 for run_id in sorted(runs[str(source.path)] or {manifest.get("run_id", "")})}
     return df
 
 
 def load_samples(path: str | Path) -> dict[str, pd.DataFrame]:
     """The samples of a dataset: ``{"nic": rx/tx bytes per interface, "cpu": user/system/idle seconds
     for the process and each core}``, cumulative counters with ``t`` in Unix seconds."""
-    path = Path(path)
-    read_manifest(path)
+    source = Source(path)
+    source.manifest()
     tables = {}
     for kind in ("nic", "cpu"):
-        parts = sorted((path / SAMPLES_DIR / kind).glob("part-*.parquet"))
+        parts = source.parts(f"{SAMPLES_DIR}/{kind}")
         if parts:
-            tables[kind] = pa.concat_tables([pq.read_table(p) for p in parts]).to_pandas()
+            tables[kind] = pa.concat_tables([unified(source.table(p)) for p in parts],
+                                            promote_options="permissive").to_pandas()
     return tables
 
+
+def load_table(path: str | Path, name: str) -> pd.DataFrame:
+    """A table kept beside a dataset's rows: a study's ``steps``, an import's ``phases`` or ``intervals``."""
+    source = Source(path)
+    manifest = source.manifest()
+    if not source.exists(f"{name}.parquet"):
+        have = [n[:-len(".parquet")] for n in DATA_FILES if source.exists(n)]
+        raise DatasetError(f"{path} has no {name} table" + (f" (it has {', '.join(have)})" if have else ""))
+    table = source.table(f"{name}.parquet").to_pandas()
+    table.attrs["manifest"] = manifest
+    return table

@@ -196,11 +196,19 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         ("HTTP status", f"requests per status code: {counts(s['status_counts'])}"),
         ("S3 errors", f"error codes the store sent: {counts(s['s3_error_counts'])}"),
         ("curl errors", f"requests with no complete answer, by libcurl code: {counts(s['curl_error_counts'])}"),
-        ("client CPU", f"objperf used {s['client_cpu_s']:.2f} CPU-seconds"
-                       + (f", {s['client_cpu_s_per_gib']:.3f} per GiB transferred" if s["bytes"] >= PER_GIB_FROM_BYTES
-                          else "")
-                       + (f"; peak memory {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else "")),
     ]
+    if not math.isnan(s["client_cpu_s"]):  # a part of a saved run has no CPU of its own
+        rows.append(("client CPU", f"objperf used {s['client_cpu_s']:.2f} CPU-seconds"
+                     + (f", {s['client_cpu_s_per_gib']:.3f} per GiB transferred" if s["bytes"] >= PER_GIB_FROM_BYTES
+                        else "")
+                     + (f"; peak memory {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else "")))
+    for provider, c in s.get("cost", {}).items():
+        per_tib = "; in this pattern " + ", ".join(
+            f"${c[f'usd_per_tib_{d}']:,.2f} per TiB {d}" for d in ("read", "written") if c[f"usd_per_tib_{d}"] == c[
+                f"usd_per_tib_{d}"])
+        rows.append((f"cost {provider}", f"${c['usd']:,.4f} for this run ({c['requests_class_b']:,} class B and "
+                                         f"{c['requests_class_a']:,} class A requests, {c['egress_gb']:,.2f} GB out)"
+                                         f"{per_tib}; {c['prices']}"))
     if s.get("http_asked_for") and set(s.get("http_version_counts", {})) - {s["http_asked_for"]}:
         answered = ", ".join(f"HTTP/{v}: {n:,}" for v, n in s["http_version_counts"].items())
         rows.append(("HTTP version", f"asked for HTTP/{s['http_asked_for']}, the server answered {answered}"))

@@ -41,9 +41,10 @@ def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: 
     """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value).  Where the run's end cut requests
     in flight, a line marks that end, so the last, partial bin's drop is explained."""
     ax = _axes(ax)
-    timeline = throughput_timeline(df, bin_s=bin_s, by=hue)
+    per_interval = "t_start" not in df.columns and {"t_s", "gbps"} <= set(df.columns)  # an imported timeline
+    timeline = df if per_interval else throughput_timeline(df, bin_s=bin_s, by=hue)
     sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
-    cut = int(cut_rows(df).sum()) if len(df) else 0
+    cut = int(cut_rows(df).sum()) if len(df) and not per_interval else 0
     if cut:
         end = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
         ax.axvline(end, color="grey", linestyle=":",
@@ -176,4 +177,17 @@ def timing_runs(runs: pd.DataFrame, *, ax=None, title: str | None = None):
     ax.tick_params(axis="x", rotation=35)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right")
+    return ax
+
+
+def cost_per_tib(table: pd.DataFrame, *, ax=None, title: str | None = None):
+    """USD per TiB against request size (range or part size), one line per provider
+    (``objperf.analysis.cost.cost_per_tib``): where request pricing starts to outweigh egress."""
+    ax = _axes(ax)
+    data = table.assign(size_mib=table["size"] / (1 << 20))
+    sns.lineplot(data=data, x="size_mib", y="usd_per_tib", hue="provider", marker="o", ax=ax)
+    _log2_x(ax)
+    direction = table["direction"].iloc[0] if len(table) else "read"
+    ax.set(xlabel=f"{'range' if direction == 'read' else 'part'} size (MiB)", ylabel=f"USD per TiB {direction}",
+           ylim=(0, None), title=title or f"Cost per TiB {direction} by request size (list prices: check them)")
     return ax

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, load, load_samples, read_manifest
+from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, file_digests, load, load_samples, read_manifest
 from objperf.errors import UsageError
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
@@ -188,7 +188,8 @@ def _assemble(out: Path, steps: list[Step], repeat: int, manifest: dict) -> None
             table = pa.Table.from_pandas(pd.concat(parts, ignore_index=True), preserve_index=False)
             pq.write_table(table, directory / "part-00000.parquet", compression="zstd")
     pd.DataFrame(results).to_parquet(out / "steps.parquet", index=False)
-    manifest.update(ended_utc=utc_now(), rows=int(sum(len(p) for p in rows_parts)), steps_done=len(results))
+    manifest.update(ended_utc=utc_now(), rows=int(sum(len(p) for p in rows_parts)), steps_done=len(results),
+                    files=file_digests(out))
     _write_json(out / MANIFEST, manifest)
 
 

@@ -1,0 +1,127 @@
+"""Saved runs analysed again: a dataset's rows back into the columns ``summarize`` reads, filtered by
+operation, host and time window, and summarised whole or per group — the same numbers a run printed when it
+ended, from its rows alone.  Also each run's workload settings beside its rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from objperf.analysis.summary import summarize
+from objperf.errors import UsageError
+from objperf.schema import HTTP_VERSIONS, OP
+
+SETTINGS = ("concurrency", "range_size", "part_size", "object_size", "threads", "sink", "http_version")
+
+
+def rows_to_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A dataset's rows in the engine's column types (op codes, error codes as bytes, HTTP versions as codes)."""
+    versions = {text: code for code, text in HTTP_VERSIONS.items()}
+    cols = {name: df[name].to_numpy() for name in ("status", "curl_code", "bytes", "ttfb_s", "total_s", "t_start",
+                                                    "dns_s", "connect_s", "remote_port", "new_conn")
+            if name in df.columns}
+    cols["op"] = df["op"].astype(str).map(OP).fillna(-1).to_numpy(np.int16)
+    cols["s3_error"] = df["s3_error"].astype(str).str.encode("utf-8").to_numpy(dtype=object).astype(bytes) \
+        if len(df) else np.array([], dtype=bytes)
+    cols["remote_ip"] = df["remote_ip"].astype(str).to_numpy(dtype=object) if "remote_ip" in df.columns \
+        else np.array([""] * len(df), dtype=object)
+    if "http_version" in df.columns:
+        cols["http_version"] = df["http_version"].astype(str).map(versions).fillna(0).to_numpy(np.int16)
+    return cols
+
+
+def parse_window(text: str | None) -> tuple[float, float] | None:
+    """``10s..50s`` (seconds from the first request's start; either end may be left out) → (start, end)."""
+    if not text:
+        return None
+    from objperf.cli import duration_arg
+
+    start, sep, end = text.partition("..")
+    if not sep:
+        raise UsageError(f"bad --window {text!r}: give START..END in seconds from the run's start, e.g. 10s..50s")
+    try:
+        bounds = (duration_arg(start) if start else 0.0, duration_arg(end) if end else float("inf"))
+    except Exception as exc:  # argparse's type error: one line either way
+        raise UsageError(f"bad --window {text!r}: {exc}") from None
+    if bounds[1] <= bounds[0]:
+        raise UsageError(f"bad --window {text!r}: its end must come after its start")
+    return bounds
+
+
+def select(df: pd.DataFrame, *, op: str | None = None, host: str | None = None,
+           window: tuple[float, float] | None = None) -> pd.DataFrame:
+    """The rows of one operation, one host, and those that started inside a window of the run."""
+    if op:
+        ops = {o.strip().upper() for o in op.split(",")}
+        unknown = ops - set(OP)
+        if unknown:
+            raise UsageError(f"bad --op {op!r}: the operations are {', '.join(OP)}")
+        df = df[df["op"].astype(str).isin(ops)]
+    if host:
+        hosts = set(df["host"].astype(str))
+        if host not in hosts:
+            raise UsageError(f"bad --host {host!r}: the dataset's hosts are {', '.join(sorted(hosts))}")
+        df = df[df["host"].astype(str) == host]
+    if window and len(df):
+        t0 = float(df["t_start"].min())
+        df = df[(df["t_start"] >= t0 + window[0]) & (df["t_start"] < t0 + window[1])]
+    return df
+
+
+def summary_of(df: pd.DataFrame, *, wall_s: float | None = None, cpu_s: float = float("nan")) -> dict:
+    """``summarize`` over saved rows; ``wall_s`` defaults to the rows' own span (first start to last end)."""
+    if wall_s is None:
+        wall_s = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min()) if len(df) else 0.0
+    return summarize(rows_to_columns(df), wall_s=wall_s, cpu_s=cpu_s)
+
+
+def whole_run(df: pd.DataFrame) -> dict:
+    """A single saved run's summary as it ended: its own wall time and CPU from the manifest."""
+    manifest = df.attrs.get("manifest", {})
+    recorded = manifest.get("summary", {})
+    return summary_of(df, wall_s=recorded.get("wall_s"), cpu_s=recorded.get("client_cpu_s", float("nan")))
+
+
+def run_settings(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``run_id``: the workload settings its manifest records (concurrency, range and part size,
+    object size, threads, sink, HTTP version), to join to the rows."""
+    manifests = df.attrs.get("manifests") or {}
+    if not manifests and "manifest" in df.attrs:
+        manifests = {run_id: df.attrs["manifest"] for run_id in set(df["run_id"].astype(str))}
+    records = []
+    for run_id, manifest in manifests.items():
+        workload = manifest.get("workload") or {}
+        if "read" in workload or "write" in workload:  # a mixed run: the read side's, the write side's
+            merged = {**workload.get("write", {}), **workload.get("read", {})}
+            merged["concurrency"] = sum(workload.get(side, {}).get("concurrency", 0) for side in ("read", "write"))
+            workload = merged
+        records.append({"run_id": run_id, **{name: workload.get(name) for name in SETTINGS}})
+    return pd.DataFrame.from_records(records, columns=["run_id", *SETTINGS])
+
+
+def with_settings(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows with their run's workload settings as columns; a study's own grid columns are kept."""
+    settings = run_settings(df)
+    if settings.empty:
+        return df
+    joined = df.assign(run_id=df["run_id"].astype(str)).merge(settings, on="run_id", how="left",
+                                                             suffixes=("", "_of_run"))
+    for name in SETTINGS:
+        if f"{name}_of_run" in joined.columns:  # the study's own column wins; fill where it has none
+            joined[name] = joined[name].where(joined[name].notna(), joined.pop(f"{name}_of_run"))
+    joined.attrs = df.attrs
+    return joined
+
+
+def grouped(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group of ``by``: requests, errors, throughput over the group's own span, request rate, TTFB."""
+    df = with_settings(df) if by in SETTINGS and by not in df.columns else df
+    if by not in df.columns:
+        raise UsageError(f"bad --by {by!r}: group by one of {', '.join(sorted(set(df.columns) | set(SETTINGS)))}")
+    rows = []
+    for value, part in df.groupby(by, observed=True, dropna=False):
+        s = summary_of(part)
+        rows.append({by: value, "requests": s["requests"], "failed": s["error_requests"], "gbps": s["gbps"],
+                     "requests_per_s": s["requests_per_s"], "ttfb_ms_p50": s["ttfb_ms_p50"],
+                     "ttfb_ms_p99": s["ttfb_ms_p99"]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,90 @@
+"""``objperf analyze DIR [DIR …]`` — a saved dataset (a run, a study, a bundle, several at once) summarised
+again from its rows: filtered by operation, host and time window, grouped by any column or workload setting,
+with figures, without Python."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from objperf.cli import Invocation, add_price_arg, command_main, new_parser
+
+PROG = "objperf.analyze"
+
+EXAMPLES = """examples:
+  objperf analyze runs/20261201T101500Z-fetch                       # the summary the run printed
+  objperf analyze runs/a runs/b --by run_id                         # several runs, one line each
+  objperf analyze runs/r2-read --op GET --window 10s..50s --json   # the steady part of a run
+  objperf analyze runs/fleet --by host --figures figures/            # per host, and its figures
+"""
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("paths", nargs="+", metavar="DIR", help="dataset directories or bundles (objperf pack)")
+    p.add_argument("--op", help="only these operations, e.g. GET or UPLOAD_PART,PUT")
+    p.add_argument("--host", help="only this host's rows (a cluster run)")
+    p.add_argument("--window", metavar="START..END",
+                   help="only requests started in this window, in seconds from the first request, e.g. 10s..50s")
+    p.add_argument("--by", help="a line per value of this column or workload setting (concurrency, range_size, "
+                                "part_size, host, run_id, op, remote_ip, …)")
+    p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
+    p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
+    add_price_arg(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_main(PROG, build_parser, execute, report, argv)
+
+
+def execute(args, invocation: Invocation) -> dict:
+    from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
+    from objperf.dataset import load
+
+    window = parse_window(args.window)
+    df = load(args.paths if len(args.paths) > 1 else args.paths[0])
+    selection = select(df, op=args.op, host=args.host, window=window)
+    if selection.empty:
+        from objperf.errors import UsageError
+
+        raise UsageError("no rows match the --op, --host and --window given")
+    whole = len(args.paths) == 1 and len(selection) == len(df) and "manifest" in df.attrs \
+        and df.attrs["manifest"].get("kind") != "study"
+    summary = whole_run(df) if whole else summary_of(selection)
+    if args.price:
+        from objperf.analysis.cost import costs
+
+        summary["cost"] = costs(selection, args.price)
+    outcome = {"summary": summary, "rows": len(selection)}
+    if args.by:
+        outcome["groups"] = grouped(selection, args.by)
+    if args.figures:
+        from objperf.plots.figures import draw_run_figures
+
+        Path(args.figures).mkdir(parents=True, exist_ok=True)
+        outcome["figures"] = draw_run_figures(selection, args.figures, df.attrs.get("manifest"))
+    return outcome
+
+
+def report(outcome: dict, args, invocation: Invocation) -> int:
+    from objperf.analysis.summary import format_summary
+
+    groups = outcome.get("groups")
+    if args.json:
+        data = {"summary": outcome["summary"]}
+        if groups is not None:
+            data["groups"] = json.loads(groups.to_json(orient="records"))
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)"))
+        if groups is not None:
+            print(groups.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for path in outcome.get("figures", []):
+        invocation.say(f"figure {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

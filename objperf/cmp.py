@@ -1,0 +1,93 @@
+"""``objperf cmp BEFORE AFTER [MORE …]`` — saved runs side by side: per group, each run's throughput (whole
+and steady), requests/s, TTFB p50/p90/p99, error rate and commonest errors, CPU-s/GiB, and the change in
+percent; a throughput change larger than the runs' own per-second spread is marked as beyond noise, and
+runs of different workloads are flagged."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from objperf.cli import Invocation, command_main, new_parser
+
+PROG = "objperf.cmp"
+
+EXAMPLES = """examples:
+  objperf cmp runs/before runs/after
+  objperf cmp runs/c16 runs/c64 runs/c256 --by op --figures figures/cmp
+  objperf cmp runs/a runs/b --json
+"""
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("paths", nargs="+", metavar="DIR", help="two or more datasets or bundles; the first is the "
+                                                           "reference")
+    p.add_argument("--by", help="compare per value of this column or setting (op, host, concurrency, …)")
+    p.add_argument("--figures", metavar="DIR", help="a figure per metric, the runs side by side, into DIR")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_main(PROG, build_parser, execute, report, argv)
+
+
+def execute(args, invocation: Invocation):
+    from objperf.analysis.diff import compare
+    from objperf.errors import UsageError
+
+    if len(args.paths) < 2:
+        raise UsageError("cmp needs two or more datasets: BEFORE AFTER [MORE ...]")
+    table = compare(*args.paths, by=args.by)
+    if args.figures:
+        table.attrs["figures"] = draw(table, Path(args.figures))
+    return table
+
+
+def draw(table, directory: Path) -> list[Path]:
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from objperf.analysis.diff import METRICS
+
+    directory.mkdir(parents=True, exist_ok=True)
+    runs = table.attrs["runs"]
+    written = []
+    for metric in METRICS:
+        part = table[table["metric"] == metric].melt(id_vars=["group"], value_vars=runs, var_name="run")
+        part = part.dropna(subset=["value"])
+        if part.empty:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4))
+        sns.barplot(part, x="group", y="value", hue="run", ax=ax)
+        ax.set(title=metric.replace("_", " "), xlabel="", ylabel=metric)
+        path = directory / f"{metric}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def report(table, args, invocation: Invocation) -> int:
+    from objperf.analysis.diff import as_json
+
+    if args.json:
+        print(as_json(table))
+    else:
+        runs = table.attrs["runs"]
+        shown = table.copy()
+        shown["change_pct"] = shown["change_pct"].map(lambda v: "" if v != v else f"{v:+.1f}%")
+        shown["beyond_noise"] = shown["beyond_noise"].map(lambda v: {True: "yes", False: "within noise"}.get(v, ""))
+        print(shown[["group", "metric", *runs, "change_pct", "beyond_noise"]].to_string(
+            index=False, float_format=lambda v: f"{v:.3f}"))
+    for line in table.attrs.get("mismatches", []):
+        invocation.say(f"warning: {line}: the comparison mixes workloads")
+    for path in table.attrs.get("figures", []):
+        invocation.say(f"figure {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""MinIO warp's per-operation results (``--benchdata`` / ``--full``): zstd-compressed (or plain),
+tab-separated, one line per operation, ``# `` trailer lines holding the command line.  Columns are matched
+by name, so the files of every warp version read: since v1 ``idx thread op client_id n_objects bytes endpoint
+file error start first_byte last_byte end duration_ns cat``, before that without ``client_id``, ``endpoint``,
+``last_byte`` and ``cat``."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from objperf.errors import UsageError
+from objperf.imports.dataset import rows_frame
+
+REQUIRED = ("op", "bytes", "error", "start", "end")
+OPS = {"STAT": "HEAD"}  # warp's names where objperf has its own; the others keep warp's
+
+
+def read_text(path: Path) -> str:
+    """The file's text, zstd-decompressed when it is compressed (pyarrow's codec: no other dependency)."""
+    raw = path.read_bytes()
+    if raw[:4] == b"\x28\xb5\x2f\xfd":  # zstd's frame magic
+        import pyarrow as pa
+
+        try:
+            with pa.input_stream(io.BytesIO(raw), compression="zstd") as stream:
+                raw = stream.read()
+        except OSError as exc:
+            raise UsageError(f"{path}: not a readable zstd file ({exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a warp result (not text)") from None
+
+
+def parse(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """warp's operations as objperf rows, and the command line from the trailer."""
+    path = Path(path)
+    lines = read_text(path).splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
+    if header_at is None:
+        raise UsageError(f"{path}: empty, no warp header")
+    header = lines[header_at].split("\t")
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise UsageError(f"{path} line {header_at + 1}: not a warp header (no {', '.join(missing)} column)")
+    commands, records, numbers = [], [], []
+    for number, line in enumerate(lines[header_at + 1:], start=header_at + 2):
+        if line.startswith("#"):
+            commands.append(line.lstrip("#").strip())
+            continue
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(header):
+            raise UsageError(f"{path} line {number}: {len(fields)} fields where the header has {len(header)}")
+        records.append(fields)
+        numbers.append(number)
+    raw = pd.DataFrame(records, columns=header)
+    rows = _rows(raw, numbers, path)
+    return rows, " ".join(c for c in commands if c)
+
+
+def _times(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, *, optional: bool = False) -> np.ndarray:
+    """RFC 3339 times with nanoseconds as Unix seconds; empty → NaN where ``optional``."""
+    text = raw[column] if column in raw.columns else pd.Series([""] * len(raw))
+    empty = text.str.strip() == ""
+    parsed = pd.to_datetime(text.where(~empty, None), utc=True, format="ISO8601", errors="coerce")
+    bad = parsed.isna() & (~empty | (not optional))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise UsageError(f"{path} line {numbers[i]}: bad {column} time {text.iloc[i]!r}")
+    nanos = parsed.astype("int64").to_numpy()  # NaT reads as the minimum int64
+    seconds = nanos // 1_000_000_000 + (nanos % 1_000_000_000) / 1e9
+    return np.where(parsed.isna().to_numpy(), np.nan, seconds)
+
+
+def _ints(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, default: int = 0) -> np.ndarray:
+    if column not in raw.columns:
+        return np.full(len(raw), default, dtype=np.int64)
+    values = pd.to_numeric(raw[column], errors="coerce")
+    if values.isna().any():
+        i = int(np.flatnonzero(values.isna().to_numpy())[0])
+        raise UsageError(f"{path} line {numbers[i]}: bad {column} {raw[column].iloc[i]!r}")
+    return values.to_numpy(np.int64)
+
+
+def _rows(raw: pd.DataFrame, numbers: list[int], path: Path) -> pd.DataFrame:
+    n = len(raw)
+    start = _times(raw, "start", numbers, path)
+    end = _times(raw, "end", numbers, path)
+    first_byte = _times(raw, "first_byte", numbers, path, optional=True)
+    error = raw["error"].fillna("").str.strip()
+    endpoint = raw["endpoint"] if "endpoint" in raw.columns else pd.Series([""] * n)
+    host_port = endpoint.str.replace(r"^[a-z]+://", "", regex=True).str.rsplit(":", n=1)
+    client = raw["client_id"] if "client_id" in raw.columns else pd.Series([""] * n)
+    thread = _ints(raw, "thread", numbers, path)
+    data = {
+        "host": client.where(client != "", "warp").tolist(),
+        "thread": thread, "slot": thread,
+        "op": raw["op"].str.strip().map(lambda op: OPS.get(op, op)).tolist(),
+        "key": raw["file"].tolist() if "file" in raw.columns else [""] * n,
+        "bytes": _ints(raw, "bytes", numbers, path),
+        "length": _ints(raw, "bytes", numbers, path),
+        "status": np.where(error == "", 200, 0),
+        "s3_error": error.tolist(),  # warp keeps the message only: it stands where a code would
+        "t_start": start,
+        "ttfb_s": first_byte - start,
+        "total_s": end - start,
+        "remote_ip": host_port.map(lambda parts: parts[0] if len(parts) == 2 else "").tolist(),
+        "remote_port": host_port.map(lambda parts: int(parts[1]) if len(parts) == 2 and parts[1].isdigit() else 0)
+                                .to_numpy(np.int32),
+    }
+    return rows_frame(data, n)

@@ -1,0 +1,79 @@
+"""``objperf pack DIR -o NAME.tar`` — a dataset or a study, checked against its manifest, in one file to send
+(``.tar``, ``.tar.gz`` or ``.zip``); ``objperf.load`` and every command that reads datasets take the file
+as they take the directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from objperf.cli import Invocation, command_main, new_parser
+
+PROG = "objperf.pack"
+
+EXAMPLES = """examples:
+  objperf pack runs/20261201T101500Z-fetch -o r2-read.tar
+  objperf pack runs/study-read-concurrency -o rc.zip
+  python -c 'import objperf; print(objperf.load("r2-read.tar").shape)'
+"""
+SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("path", metavar="DIR", help="the dataset or study directory")
+    p.add_argument("-o", "--out", required=True, help="the bundle to write: NAME.tar, NAME.tar.gz or NAME.zip")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_main(PROG, build_parser, execute, report, argv)
+
+
+def execute(args, invocation: Invocation) -> Path:
+    return pack(args.path, args.out)
+
+
+def pack(path: str | Path, out: str | Path) -> Path:
+    """Bundle the dataset at ``path`` (checked first) into ``out``, under a folder of the dataset's name."""
+    import tarfile
+    import zipfile
+
+    from objperf.dataset import MANIFEST, Source
+    from objperf.errors import UsageError
+
+    path, out = Path(path), Path(out)
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a dataset directory")
+    source = Source(path)
+    source.verify(source.manifest())
+    if not out.name.endswith(SUFFIXES):
+        raise UsageError(f"bad --out {str(out)!r}: end it with {', '.join(SUFFIXES)}")
+    if out.exists():
+        raise UsageError(f"{out} exists; choose another --out")
+    files = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith("."))
+    files.sort(key=lambda f: f.name != MANIFEST)  # the manifest first: a reader finds it at once
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        if out.name.endswith(".zip"):
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as bundle:  # parquet parts are compressed already
+                for f in files:
+                    bundle.write(f, f"{path.name}/{f.relative_to(path).as_posix()}")
+        else:
+            with tarfile.open(tmp, "w:gz" if out.name.endswith(("gz", "tgz")) else "w") as bundle:
+                for f in files:
+                    bundle.add(f, f"{path.name}/{f.relative_to(path).as_posix()}")
+        tmp.replace(out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
+    return out
+
+
+def report(out: Path, args, invocation: Invocation) -> int:
+    invocation.say(f"bundle {out} ({out.stat().st_size:,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
