@@ -26,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     from objperf.cli import OneLineParser, positive_int, run_main, size_arg
 
     parser = OneLineParser(prog="objperf.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--op", choices=("get", "put", "analysis", "cluster", "all"), default="all",
-                        help="reads, writes, loading and analysing 10 million rows, one worker against two "
-                             "(dask LocalCluster), or all (default)")
+    parser.add_argument("--op", choices=("get", "tls", "put", "analysis", "cluster", "all"), default="all",
+                        help="reads, reads over TLS and HTTP/2 (nginx), writes, loading and analysing 10 million "
+                             "rows, one worker against two (dask LocalCluster), or all (default)")
     parser.add_argument("--rows", type=positive_int, default=10_000_000, help="rows for --op analysis")
     parser.add_argument("--size", type=size_arg, default=GIB, help="object size (default 1GiB)")
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions per client (default 3)")
@@ -53,6 +53,25 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
                   f"{last.cpu_s:6.2f} CPU-s  {'ok' if last.ok else 'FAILED ' + last.detail}",
                   file=sys.stderr, flush=True)
     return big, small
+
+
+def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
+    """objperf over HTTP/2 against curl over HTTP/2: marginal CPU per GiB and throughput."""
+    from objperf.peers.bench import median
+
+    def marginal(name: str) -> float:
+        good = [m for m in big.get(name, []) if m.ok]
+        fixed = median([m.cpu_s for m in small.get(name, []) if m.ok] or [0.0])
+        return max(median([m.cpu_s for m in good]) - fixed, 0.0) / (size / GIB) if good else float("nan")
+
+    def gbps(name: str) -> float:
+        good = [m for m in big.get(name, []) if m.ok]
+        return median([size * 8 / m.wall_s / 1e9 for m in good]) if good else float("nan")
+
+    mine, theirs = "objperf discard h2", f"{curl} h2"
+    return (f"HTTP/2: {mine} {gbps(mine):.2f} Gbps, {marginal(mine):.3f} marginal CPU-s/GiB; {theirs} "
+            f"{gbps(theirs):.2f} Gbps, {marginal(theirs):.3f}: {gbps(mine) / gbps(theirs):.2f}x the Gbps at "
+            f"{marginal(mine) / marginal(theirs):.2f}x the CPU")
 
 
 def compile_objperf() -> None:
@@ -81,6 +100,14 @@ def _bench(args) -> int:
                 big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
                                      lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get")
                 tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl"))
+                ok &= all(m.ok for runs in big.values() for m in runs)
+            if args.op in ("tls", "all") and bench.nginx_tls_url:
+                big, small = _rounds(bench.tls_readers(), lambda f, rep: f(BIG_KEY, args.size),
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "tls")
+                name = bench.curl_ranged_name
+                tables.append(render_table("reads over TLS 1.3", big, small, args.size, base=name, cpu_base=name,
+                                           server="nginx serving /dev/shm over HTTPS")
+                              + "\n" + h2_line(big, small, args.size, name))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("put", "all"):
                 bench.part_size = args.write_part_size

@@ -41,6 +41,9 @@ http {{
   client_body_temp_path {dir}/tmp; proxy_temp_path {dir}/tmp; fastcgi_temp_path {dir}/tmp;
   uwsgi_temp_path {dir}/tmp; scgi_temp_path {dir}/tmp;
   server {{ listen 127.0.0.1:{port}; root {root}; }}
+  server {{ listen 127.0.0.1:{tls_port} ssl http2; root {root}; ssl_certificate {dir}/cert.pem;
+           ssl_certificate_key {dir}/key.pem; ssl_protocols TLSv1.3; ssl_session_cache shared:tls:10m;
+           http2_max_concurrent_streams 1024; }}
 }}
 """
 
@@ -70,7 +73,7 @@ class Bench:
         self.shm.chmod(0o755)  # nginx workers drop root
         self.server = LocalSeaweed(workdir / "seaweed")
         self.nginx: subprocess.Popen | None = None
-        self.nginx_url = ""
+        self.nginx_url = self.nginx_tls_url = self.tls_ca = ""
         self.source = self.shm / "source.bin"  # what the peers upload: objperf's own write payload
         self.read_crc = self.write_crc = 0
 
@@ -108,11 +111,16 @@ class Bench:
                     f.write(part)
         ngx = self.workdir / "nginx"
         (ngx / "tmp").mkdir(parents=True)
-        port = free_port()
-        (ngx / "nginx.conf").write_text(NGINX_CONF.format(dir=ngx, port=port, root=root))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-keyout", str(ngx / "key.pem"), "-out", str(ngx / "cert.pem"), "-days", "1",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        port, tls_port = free_port(), free_port()
+        (ngx / "nginx.conf").write_text(NGINX_CONF.format(dir=ngx, port=port, tls_port=tls_port, root=root))
         self.nginx = subprocess.Popen(["nginx", "-c", str(ngx / "nginx.conf"), "-p", str(ngx)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.nginx_url = f"http://127.0.0.1:{port}/"
+        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", str(ngx / "cert.pem")
         time.sleep(0.5)
 
     def stop(self) -> None:
@@ -150,9 +158,29 @@ class Bench:
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
         return found
 
-    def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0) -> Measured:
+    def tls_readers(self) -> dict:
+        """The same ranged reads over TLS 1.3 from nginx serving /dev/shm, HTTP/1.1 and HTTP/2: objperf against
+        curl --parallel, both trusting nginx's certificate and nothing else."""
+        if not self.nginx_tls_url:
+            return {}
+        url, trust = self.nginx_tls_url, ("--ca-bundle", self.tls_ca)
+        found = {
+            "objperf ram": lambda key, size: self.objperf_get(url + key, size, "ram", extra=trust),
+            "objperf discard": lambda key, size: self.objperf_get(url + key, size, "discard", extra=trust),
+            "objperf discard h2": lambda key, size: self.objperf_get(url + key, size, "discard",
+                                                                     extra=(*trust, "--http", "2")),
+        }
+        if shutil.which("curl"):
+            name = self.curl_ranged_name
+            cacert = f'cacert = "{self.tls_ca}"'
+            found[name] = lambda key, size: self.curl_ranged(url + key, size, options=(cacert, "http1.1"))
+            found[f"{name} h2"] = lambda key, size: self.curl_ranged(url + key, size, options=(cacert, "http2"))
+        return found
+
+    def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0,
+                    extra: tuple[str, ...] = ()) -> Measured:
         args = clients.objperf_fetch(url, endpoint=self.server.endpoint, concurrency=concurrency or self.concurrency,
-                                     range_size=range_size or self.part_size, sink=sink)
+                                     range_size=range_size or self.part_size, sink=sink, extra=extra)
         return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
 
     def _objperf(self, args: list[str], good) -> Measured:
@@ -201,10 +229,11 @@ class Bench:
     def curl_ranged_name(self) -> str:
         return f"curl {self.concurrency}x"
 
-    def curl_ranged(self, url: str, size: int) -> Measured:
+    def curl_ranged(self, url: str, size: int, *, options: tuple[str, ...] = ()) -> Measured:
         # objperf's own workload done by curl: the object's ranges, `concurrency` at a time over reused
         # connections (curl --parallel), into /dev/null.  The yardstick for the discard sink's CPU per GiB.
-        args, config = clients.curl_ranged(url, size, range_size=self.part_size, concurrency=self.concurrency)
+        args, config = clients.curl_ranged(url, size, range_size=self.part_size, concurrency=self.concurrency,
+                                           options=options)
         result = measure(args, env=self.env, stdin=config)
         if result.ok:
             got = sum(int(n) for n in result.detail.split())
@@ -331,7 +360,7 @@ def like_for_like_curl(name: str, rows: dict) -> str:
 
 
 def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
-                 base: str, cpu_base: str) -> str:
+                 base: str, cpu_base: str, server: str = "local SeaweedFS") -> str:
     rows = {}
     for name, runs in big.items():
         good = [m for m in runs if m.ok]
@@ -370,7 +399,7 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
     header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
               f"{'peak RSS':>9} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
-    lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, local SeaweedFS, median of runs; marginal = "
+    lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, {server}, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
              f"the transfer (Gbps and CPU-s/GiB), not counting its start-up"
              + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
