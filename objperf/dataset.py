@@ -157,12 +157,16 @@ def file_digests(path: Path) -> dict[str, dict]:
     """Size and SHA-256 of every data file of the dataset at ``path``, by path inside it."""
     files = [f for d in DATA_DIRS for f in sorted((path / d).rglob("*.parquet"))]
     files += [path / name for name in DATA_FILES if (path / name).exists()]
-    return {f.relative_to(path).as_posix(): {"bytes": f.stat().st_size, "sha256": _sha256(f.read_bytes())}
-            for f in files}
+    return {f.relative_to(path).as_posix(): {"bytes": f.stat().st_size, "sha256": _file_sha256(f)} for f in files}
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as f:  # streamed: a large dataset's parts are not read into memory whole
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 class DatasetError(UsageError):
@@ -248,7 +252,8 @@ class Source:
             if size != expected["bytes"]:
                 raise DatasetError(f"{self.path}: {name} is truncated or grown ({size:,} bytes, the manifest "
                                    f"says {expected['bytes']:,})")
-            if _sha256(self.read(name)) != expected["sha256"]:
+            digest = _file_sha256(self.path / name) if self._names is None else _sha256(self.read(name))
+            if digest != expected["sha256"]:
                 raise DatasetError(f"{self.path}: {name} was altered (its SHA-256 is not the manifest's)")
 
 

@@ -146,7 +146,6 @@ def test_an_altered_part_is_caught_in_one_line(runs, tmp_path):
     part.write_bytes(bytes(data))
     with pytest.raises(DatasetError, match="requests/part-00000.parquet was altered"):
         load(copy)
-    assert len(load(copy, verify=False).columns)  # the rows stay readable for who insists
     proc = run_cli("objperf", "analyze", str(copy))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "was altered" in proc.stderr
 
