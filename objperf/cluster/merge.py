@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -37,7 +38,9 @@ def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[s
     hosts = {label: (result or {}).get("summary") for label, result in results.items()}
     statuses = {label: "lost" if label in lost else (result or {}).get("status", "?")
                 for label, result in results.items()}
-    df = load(dataset, columns=["host", "op", "status", "curl_code", "bytes", "t_start", "ttfb_s", "total_s"])
+    with warnings.catch_warnings():  # the driver reads the dataset it is still writing: "did not finish" is moot
+        warnings.simplefilter("ignore", UserWarning)
+        df = load(dataset, columns=["host", "op", "status", "curl_code", "bytes", "t_start", "ttfb_s", "total_s"])
     from objperf.analysis.stats import first_byte_rows, ok_rows, overlap_bytes
 
     per_host = {label: df[df["host"].astype(str) == label] for label in hosts}

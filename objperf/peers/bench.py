@@ -169,6 +169,9 @@ class Bench:
             "objperf discard": lambda key, size: self.objperf_get(url + key, size, "discard", extra=trust),
             "objperf discard h2": lambda key, size: self.objperf_get(url + key, size, "discard",
                                                                      extra=(*trust, "--http", "2")),
+            # one engine thread, as curl runs one: does a second thread take the core the server needs?
+            "objperf discard 1t": lambda key, size: self.objperf_get(url + key, size, "discard",
+                                                                     extra=(*trust, "--threads", "1")),
         }
         if shutil.which("curl"):
             name = self.curl_ranged_name
