@@ -25,16 +25,15 @@ from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
 from posix.unistd cimport pwrite
 
 cimport numpy as cnp
-import contextlib
 import mmap
 import os
-import signal
 import threading
 import warnings
 
 import numpy as np
 
 from objperf._engine.curl cimport *
+from objperf._engine.starting import stop_signals_deferred
 from objperf.errors import EngineError, RunFailed, describe_os_error
 from objperf.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
 from objperf.plan.reads import SequentialPlan, range_count
@@ -81,30 +80,6 @@ def curl_versions():
         "zlib": text(v.libz_version),
         "nghttp2": text(v.nghttp2_version),
     }
-
-
-@contextlib.contextmanager
-def _stop_signals_deferred():
-    """Ctrl-C or SIGTERM while the engine starts its threads is taken once every thread has started.  Taken
-    inside ``Thread.start``, between the thread's creation and its start being noted, it would leave a
-    thread running that ``running`` and ``join`` do not see: ``close`` would free its handles under it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only
-        return
-    received = []
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        handler = signal.getsignal(sig)
-        if handler is not None:  # None: a handler set outside Python, left alone
-            previous[sig] = handler
-            signal.signal(sig, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for signum in received:
-            signal.raise_signal(signum)  # its own handler now, as if it came a moment later
 
 
 cdef class Engine:
@@ -390,7 +365,7 @@ cdef class Engine:
             raise RuntimeError("an Engine runs once")
         if duration > 0:
             self.shared.deadline = op_now_mono() + duration
-        with _stop_signals_deferred():
+        with stop_signals_deferred():
             for i in range(self.nthreads):
                 t = threading.Thread(target=self._thread_main, args=(i,), name=f"objperf-engine-{i}", daemon=True)
                 self._pythreads.append(t)
