@@ -176,3 +176,31 @@ def test_bad_study_hosts_grid_is_one_line_and_exit_2(store, tmp_path, args, mess
                    store.server.endpoint, "--quick", *args, "--out", str(tmp_path / "s"), env=store.env())
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path):
+    """With --cleanup, what a lost host had finished stayed in the store (its open uploads were aborted): the
+    driver did not know the host's run id, which names its objects.  The driver now chooses it."""
+    from objperf.cluster.connect import open_cluster
+    from objperf.cluster.runner import run_on_cluster
+    from objperf.cluster.writes import abort_lost, host_prefix
+    from objperf.plan.writes import WriteWorkload
+    from objperf.run.jobs import write_job
+
+    settings = store.server.settings()
+    store.client.put_object(store.bucket, "lost-put/host01/kept-from-before.bin", b"not this run's")
+    workload = WriteWorkload(object_size=6 * MIB, part_size=5 * MIB, concurrency=2, threads=1,
+                             buckets=(store.bucket,), prefix="lost-put/", duration=8.0, cleanup=True)
+    job = functools.partial(write_job, settings, workload, False)
+    with open_cluster(None, 2, workers=None, wait_for=None, say=print) as cluster:
+        victim = cluster.hosts[1]
+        pid = cluster.client.run(os.getpid, workers=[victim.address])[victim.address]
+        threading.Timer(3.0, lambda: os.kill(pid, signal.SIGKILL)).start()
+        result = run_on_cluster(cluster, job, kind="write", out=tmp_path / "run", target={}, workload={},
+                                say=print, on_lost=functools.partial(abort_lost, settings, workload))
+    assert result.status == "failed" and list(result.lost) == [victim.label]
+    index = [h["label"] for h in read_manifest(tmp_path / "run")["hosts"]].index(victim.label)
+    left = [key for key, _ in store.client.list_keys(store.bucket, host_prefix("lost-put/", index))]
+    assert left == [f"{host_prefix('lost-put/', index)}kept-from-before.bin"]  # only what the run did not write
+    assert store.client.list_keys(store.bucket, host_prefix("lost-put/", 1 - index)) == []  # the survivor's cleanup
+    assert store.client.open_uploads(store.bucket, "lost-put/") == []

@@ -21,9 +21,9 @@ def ready_event(names: dict[str, str], index: int) -> str:
     return f"{names['ready']}-{index}"
 
 
-def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float) -> dict:
-    """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label``; its status, summary
-    and dataset files."""
+def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float, run_id: str) -> dict:
+    """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label`` under the run id the
+    driver chose (so it can name what a lost host wrote); its status, summary and dataset files."""
     from distributed import Event, Variable, get_client
 
     client = get_client()
@@ -49,7 +49,7 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
     watcher.start()
     workdir = Path(tempfile.mkdtemp(prefix="objperf-host-"))
     try:
-        with controlled(Control(stop=stop, gate=gate, host=label)):
+        with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):
             result = job(workdir / "run", index=index)
         files = {str(path.relative_to(workdir / "run")): path.read_bytes()
                  for path in sorted((workdir / "run").rglob("*")) if path.is_file() and not path.name.startswith(".")}

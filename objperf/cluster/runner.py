@@ -43,9 +43,9 @@ class ClusterResult:
 
 
 def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Path, target: dict, workload: dict,
-                   say: Callable[[str], None], on_lost: Callable[[int], None] | None = None) -> ClusterResult:
-    """``job(out, index=i)`` on every host at once; ``on_lost(i)`` cleans up after a host that died (its
-    open uploads)."""
+                   say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None) -> ClusterResult:
+    """``job(out, index=i)`` on every host at once; ``on_lost(i, run_id)`` cleans up after a host that died
+    (its open uploads, and what it wrote when asked to clean up)."""
     from distributed import Event, Variable
 
     from objperf.cluster.merge import cluster_summary, write_hosts
@@ -58,8 +58,10 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
                 "target": target, "workload": workload, "cluster": {"scheduler": cluster.scheduler},
                 "hosts": [{"label": h.label, "address": h.address, "clock_offset_s": h.clock_offset_s}
                           for h in hosts]}
-    futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, workers=[host.address],
-                             allow_other_workers=False, retries=0, pure=False, key=f"objperf-{run_id}-host{i}")
+    host_runs = [uuid.uuid4().hex[:16] for _ in hosts]
+    futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, host_runs[i],
+                             workers=[host.address], allow_other_workers=False, retries=0, pure=False,
+                             key=f"objperf-{run_id}-host{i}")
                for i, host in enumerate(hosts)]
     stop = Event(names["stop"], client=client)
     status, lost = "complete", {}
@@ -93,7 +95,7 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
         if results.get(host.label) is None:
             lost.setdefault(host.label, "the host did not finish")
             if on_lost:
-                on_lost(i)
+                on_lost(i, host_runs[i])
     writer = DatasetWriter(out, manifest)  # each host flushed its rows as it went; here they come together
     host_manifests = {label: write_hosts(writer, label, r["files"]) for label, r in results.items() if r}
     for entry in manifest["hosts"]:

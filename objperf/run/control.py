@@ -16,6 +16,7 @@ class Control:
     stop: threading.Event | None = None  # set: the run stops as after Ctrl-C, its rows kept
     gate: Callable[[], None] | None = None  # called once the engines are built, returns when they are to start
     host: str | None = None  # the rows' ``host`` (default: this machine's name)
+    run_id: str | None = None  # the run's id, chosen by the caller (a cluster's driver names each host's run)
 
 
 NONE = Control()

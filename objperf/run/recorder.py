@@ -65,7 +65,7 @@ class Recorder:
 
     def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
                  buckets: list[str], keys: list[str], engine_threads: int = 1):
-        self.run_id = uuid.uuid4().hex[:16]
+        self.run_id = current().run_id or uuid.uuid4().hex[:16]
         self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
                        "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
