@@ -150,7 +150,7 @@ def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
 def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
               cluster=None) -> StudyOutcome:
     from objperf.studies.catalog import FIXED, STUDIES, StudyContext
-    from objperf.studies.sweep import load_steps, on_hosts, run_sweep
+    from objperf.studies.sweep import expanded, load_steps, on_hosts, run_sweep
 
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")
@@ -168,9 +168,13 @@ def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, 
     hosts = ctx.grids.pop("hosts", None)
     if hosts and cluster is not None:
         cluster.first(max(hosts))  # too few workers: one line before any traffic
+    sources = ctx.grids.pop("sources", None)
+    if sources and max(sources) > len(split_list(args.interface)):
+        raise UsageError(f"--grid sources={','.join(map(str, sources))} needs --interface with at least "
+                         f"{max(sources)} source addresses or NICs")
     ctx.swept = FIXED.get(args.name, frozenset())
     ctx.object_size_given = args.object_size is not None
-    steps = on_hosts(STUDIES[args.name](ctx), hosts)
+    steps = expanded(on_hosts(STUDIES[args.name](ctx), hosts), "sources", sources, ctx.with_sources)
     if server is not None and args.name == "hot-object":
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
         server.limit_concurrent_reads(hot, args.throttle)
@@ -196,7 +200,8 @@ GRID_SIZES = frozenset({"part_size", "object_size", "range_size"})  # the others
 
 
 def parse_grids(texts: list[str], study: str, *, cluster: bool = False) -> dict[str, list[int]]:
-    """``--grid NAME=V1,V2,...`` for what ``study`` sweeps (and, on a cluster, the hosts every step runs on);
+    """``--grid NAME=V1,V2,...`` for what ``study`` sweeps (and the hosts of a cluster, or the first N of
+    ``--interface``'s source addresses, every step runs from);
     anything else is one line and exit 2."""
     from objperf.studies.catalog import GRIDS
 
@@ -207,7 +212,7 @@ def parse_grids(texts: list[str], study: str, *, cluster: bool = False) -> dict[
         name = name.strip().replace("-", "_")
         if name == "hosts" and not cluster:
             raise UsageError(f"bad --grid {text!r}: hosts are a cluster's; give --cluster or --local-cluster")
-        if name not in allowed | {"hosts"}:
+        if name not in allowed | {"hosts", "sources"}:
             sweeps = ", ".join(sorted(allowed)) or "nothing --grid can set"
             raise UsageError(f"bad --grid {text!r}: {study} sweeps {sweeps}")
         try:

@@ -118,3 +118,19 @@ def test_ceiling_proof_reports_the_store_and_the_other_stream_apart(trickle_url,
     assert together["store_gbps"] > 0 and together["other_gbps"] > 0 and alone["other_gbps"] == 0
     assert together["sum_gbps"] == pytest.approx(together["store_gbps"] + together["other_gbps"])
     assert together["other_stream"] == trickle_url.split("/")[2] and together["nic"] == "lo"
+
+
+def test_a_study_compares_one_source_address_against_two(store, tmp_path):
+    out = tmp_path / "sources"
+    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/study-sources/", "--endpoint",
+                   store.server.endpoint, "--quick", "--interface", "127.0.0.2,127.0.0.3", "--grid", "sources=1,2",
+                   "--grid", "concurrency=4", "--duration", "1s", "--out", str(out), env=store.env(), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert list(load_steps(out)["sources"]) == [1, 2]
+    rows = load(out)
+    used = rows.groupby("sources")["local_ip"].apply(lambda ips: sorted(set(ips.astype(str)))).to_dict()
+    assert used == {1: ["127.0.0.2"], 2: ["127.0.0.2", "127.0.0.3"]}
+    bad = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint,
+                  "--quick", "--interface", "127.0.0.2", "--grid", "sources=1,2", "--out", str(tmp_path / "b"),
+                  env=store.env())
+    assert bad.returncode == 2 and "needs --interface with at least 2 source addresses" in bad.stderr

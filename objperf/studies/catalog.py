@@ -117,6 +117,21 @@ class StudyContext:
 
         return Step(values, run)
 
+    def with_sources(self, step: Step, count: int) -> Callable:
+        """How ``step`` runs from only the first ``count`` addresses of ``--interface`` (``--grid sources=1,2``):
+        the workloads a step builds when it runs take the narrowed list."""
+        chosen = ",".join(self.read_options["interface"].split(",")[:count])
+
+        def run(out, **kw):
+            kept = self.read_options["interface"], self.write_options["interface"]
+            self.read_options["interface"] = self.write_options["interface"] = chosen
+            try:
+                return step.run(out, **kw)
+            finally:
+                self.read_options["interface"], self.write_options["interface"] = kept
+
+        return run
+
     def read_step(self, values: dict, source: ReadSource, *, prepare: Callable[[], None] | None = None,
                   **workload) -> Step:
         return self.step(values, lambda: partial(read_job, source, self.reads(**workload)), kind="read",

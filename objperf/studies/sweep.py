@@ -45,12 +45,19 @@ class Step:
         return re.sub(r"[^A-Za-z0-9=._-]+", "_", text)[:80]
 
 
-def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
-    """Every step once per host count (a cluster study's ``--grid hosts=1,2,4``), the host count outermost."""
-    if not hosts:
+def expanded(steps: list[Step], name: str, values: list | None,
+             run_for: Callable[[Step, object], Callable]) -> list[Step]:
+    """Every step once per value of ``name`` (``--grid hosts=1,2,4``, ``--grid sources=1,2``), that value
+    outermost; ``run_for(step, value)`` is how the step runs with it."""
+    if not values:
         return steps
-    return [Step({"hosts": count, **step.values}, functools.partial(step.run, hosts=count), step.measure)
-            for count in hosts for step in steps]
+    return [Step({name: value, **step.values}, run_for(step, value), step.measure)
+            for value in values for step in steps]
+
+
+def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
+    """Every step on the first 1, 2, 4 … hosts of a cluster (``--grid hosts=1,2,4``)."""
+    return expanded(steps, "hosts", hosts, lambda step, count: functools.partial(step.run, hosts=count))
 
 
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:
