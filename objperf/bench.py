@@ -17,6 +17,7 @@ from objperf.peers.bench import (
     Bench,
     bench_analysis,
     bench_cluster,
+    bench_scale,
     render_table,
 )
 from objperf.peers.clients import Measured
@@ -26,9 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     from objperf.cli import OneLineParser, positive_int, run_main, size_arg
 
     parser = OneLineParser(prog="objperf.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--op", choices=("get", "tls", "put", "analysis", "cluster", "all"), default="all",
-                        help="reads, reads over TLS and HTTP/2 (nginx), writes, loading and analysing 10 million "
-                             "rows, one worker against two (dask LocalCluster), or all (default)")
+    parser.add_argument("--op", choices=("get", "tls", "put", "scale", "analysis", "cluster", "all"), default="all",
+                        help="reads, reads over TLS and HTTP/2 (nginx), writes, 4096 in flight and 1 KiB requests "
+                             "(nginx), loading and analysing 10 million rows, one worker against two (dask "
+                             "LocalCluster), or all (default)")
     parser.add_argument("--rows", type=positive_int, default=10_000_000, help="rows for --op analysis")
     parser.add_argument("--size", type=size_arg, default=GIB, help="object size (default 1GiB)")
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions per client (default 3)")
@@ -115,6 +117,8 @@ def _bench(args) -> int:
                                      lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put")
                 tables.append(render_table("writes", big, small, args.size, base="best peer", cpu_base="best peer"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
+            if args.op in ("scale", "all"):
+                tables.append(bench_scale(bench))
             if args.op in ("cluster", "all"):
                 tables.append(bench_cluster(bench))
         finally:

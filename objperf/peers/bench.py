@@ -30,12 +30,13 @@ from objperf.servers.seaweed import LocalSeaweed, free_port
 
 GIB = 1 << 30
 BUCKET = "objperf-bench"
-BIG_KEY, SMALL_KEY = "bench/big.bin", "bench/small.bin"
+BIG_KEY, SMALL_KEY, TINY_KEY = "bench/big.bin", "bench/small.bin", "bench/tiny.bin"
 SMALL_SIZE = 1 << 20
+TINY_SIZE = 1 << 10
 
 NGINX_CONF = """
-daemon off; worker_processes 1; error_log {dir}/error.log; pid {dir}/nginx.pid;
-events {{ worker_connections 1024; }}
+daemon off; worker_processes 1; error_log {dir}/error.log; pid {dir}/nginx.pid; worker_rlimit_nofile 20000;
+events {{ worker_connections 10000; }}
 http {{
   access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
   client_body_temp_path {dir}/tmp; proxy_temp_path {dir}/tmp; fastcgi_temp_path {dir}/tmp;
@@ -105,7 +106,7 @@ class Bench:
         (root / "bench").mkdir(parents=True)
         for directory in (root, root / "bench"):
             directory.chmod(0o755)
-        for key, size in ((BIG_KEY, self.size), (SMALL_KEY, SMALL_SIZE)):
+        for key, size in ((BIG_KEY, self.size), (SMALL_KEY, SMALL_SIZE), (TINY_KEY, TINY_SIZE)):
             with open(root / key, "wb") as f:
                 for part in payload_parts(size):
                     f.write(part)
@@ -469,4 +470,51 @@ def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> s
             firsts = (got["t_start"] + got["ttfb_s"]).groupby(got["host"].astype(str), observed=True).min() - began
             lines.append(f"{workers:>7} {summary['gbps']:7.2f} {summary['client_cpu_s_per_gib']:9.3f}   "
                          + ", ".join(f"{host} {seconds:.2f} s" for host, seconds in firsts.items()))
+    return "\n".join(lines)
+
+
+def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000) -> str:
+    """Beyond the usual concurrency, against nginx serving /dev/shm: objperf's discard sink at 256 and at 4096
+    in flight (256 KiB ranges for ``duration``: throughput, peak RSS, failures), and how many requests a
+    second objperf records for 1 KiB objects at 256 in flight against curl --parallel --parallel-max 256
+    doing the same requests (requests/s, CPU-seconds per 1000 requests)."""
+    import json
+
+    if not bench.nginx_url:
+        return "scale: nginx is not installed, skipped"
+    url = bench.nginx_url
+    lines = [f"scale: nginx serving /dev/shm; {duration:.0f} s of 256 KiB ranges of the {bench.size / GIB:g} GiB "
+             "object per concurrency, then 1 KiB objects",
+             f"{'client':28} {'Gbps':>7} {'req/s':>9} {'CPU-s/1000 req':>14} {'peak RSS':>9} {'failed':>7}"]
+    for concurrency in (256, 4096):
+        args = clients.objperf_fetch(url + BIG_KEY, endpoint="", concurrency=concurrency, range_size=256 << 10,
+                                     sink="discard", extra=("--duration", f"{duration}s", "--no-save"))
+        result = measure(args, env=bench.env)
+        if not result.ok:
+            lines.append(f"{'objperf discard c=' + str(concurrency):28} FAILED: {result.detail[-200:]}")
+            continue
+        summary = json.loads(result.detail)
+        lines.append(f"{'objperf discard c=' + str(concurrency):28} {summary['gbps']:7.2f} "
+                     f"{summary['requests_per_s']:9.0f} {result.cpu_s / max(summary['requests'], 1) * 1000:14.3f} "
+                     f"{result.peak_rss_mib:7.0f}Mi {summary['error_requests']:7d}")
+    args = clients.objperf_fetch(url + TINY_KEY, endpoint="", concurrency=256, range_size=TINY_SIZE,
+                                 sink="discard", extra=("-n", str(requests), "--no-save"))
+    mine = measure(args, env=bench.env)
+    if mine.ok:
+        summary = json.loads(mine.detail)
+        lines.append(f"{'objperf 1 KiB c=256':28} {'':>7} {requests / mine.wall_s:9.0f} "
+                     f"{mine.cpu_s / requests * 1000:14.3f} {mine.peak_rss_mib:7.0f}Mi {summary['error_requests']:7d}"
+                     f"   (in-run {summary['requests_per_s']:.0f} req/s)")
+    else:
+        lines.append(f"{'objperf 1 KiB c=256':28} FAILED: {mine.detail[-200:]}")
+    if shutil.which("curl"):
+        config = "next\n".join(f'url = "{url + TINY_KEY}"\noutput = "/dev/null"\n' for _ in range(requests))
+        theirs = measure(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "256", "-K", "-"], env=bench.env,
+                         stdin=config)
+        lines.append(f"{'curl --parallel-max 256':28} {'':>7} {requests / theirs.wall_s:9.0f} "
+                     f"{theirs.cpu_s / requests * 1000:14.3f} {theirs.peak_rss_mib:7.0f}Mi "
+                     f"{'ok' if theirs.ok else 'FAILED':>7}")
+        if mine.ok and theirs.ok:
+            lines.append(f"objperf's requests/s over curl's: {theirs.wall_s / mine.wall_s:.2f}x (whole process), "
+                         f"CPU per request {mine.cpu_s / theirs.cpu_s:.2f}x curl's")
     return "\n".join(lines)
