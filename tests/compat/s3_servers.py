@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import requests
@@ -34,6 +35,7 @@ class Server:
         self.workdir = Path(workdir)
         self.port = 0
         self.processes: list[subprocess.Popen] = []
+        self.logs: dict[int, tuple[str, ...]] = {}
         self.version = "?"
 
     @property
@@ -44,11 +46,14 @@ class Server:
         return S3Settings(endpoint=self.endpoint, region=self.region, addressing="path",
                           credentials=(self.access_key, self.secret_key))
 
-    def spawn(self, args: list[str], log: str, **kw) -> subprocess.Popen:
-        handle = open(self.workdir / log, "ab")
-        proc = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, **kw)
+    def spawn(self, args: list[str], log: str, also_logs: tuple[str, ...] = (), **kw) -> subprocess.Popen:
+        """Start one process of the server; ``log`` takes its output, ``also_logs`` are files it logs to itself
+        (all relative to the workdir), shown when it fails."""
+        with open(self.workdir / log, "ab") as handle:
+            proc = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, **kw)
         self.processes.append(proc)
+        self.logs[proc.pid] = (log, *also_logs)
         return proc
 
     def wait_http(self) -> None:
@@ -56,17 +61,24 @@ class Server:
         while time.monotonic() < deadline:
             for proc in self.processes:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited during start-up: {proc.args[0]} ({self.log_tail()})")
+                    raise StartError(f"{self.name} exited during start-up: {proc.args[0]} (exit {proc.returncode})\n"
+                                     + self.log_tail(proc))
             try:
                 requests.get(self.endpoint, timeout=2)
                 return
             except requests.RequestException:
                 time.sleep(0.3)
-        raise RuntimeError(f"{self.name} did not answer within {READY_TIMEOUT_S:.0f} s ({self.log_tail()})")
+        raise StartError(f"{self.name} did not answer within {READY_TIMEOUT_S:.0f} s\n"
+                         + "\n".join(self.log_tail(proc) for proc in self.processes))
 
-    def log_tail(self) -> str:
-        logs = sorted(self.workdir.rglob("*.log"), key=lambda p: p.stat().st_mtime)
-        return logs[-1].read_text(errors="replace")[-600:] if logs else "no log"
+    def log_tail(self, proc: subprocess.Popen, lines: int = 25) -> str:
+        """The last lines of what one process wrote, each of its logs named."""
+        shown = []
+        for name in self.logs.get(proc.pid, ()):
+            path = self.workdir / name
+            text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else ["(no such file)"]
+            shown.append(f"--- {name}\n" + "\n".join(text))
+        return "\n".join(shown) or "no log"
 
     def stop(self) -> None:
         for proc in reversed(self.processes):
@@ -81,6 +93,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+class StartError(RuntimeError):
+    """A server that did not come up; the message carries the tail of its logs."""
 
 
 class Moto(Server):
@@ -119,14 +135,9 @@ mon allow pool size one = true
 mon allow pool delete = true
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
-osd objectstore = bluestore
-bluestore block create = true
-bluestore block size = {block_bytes}
-bluestore block db create = false
-bluestore block wal create = false
-osd memory target = 939524096
-bluestore cache autotune = false
-bluestore cache size = 268435456
+osd objectstore = memstore
+memstore device bytes = {memstore_bytes}
+crush location = root=default host=objperf-compat
 run dir = {dir}/run
 admin socket = {dir}/run/$name.asok
 pid file = {dir}/run/$name.pid
@@ -140,12 +151,14 @@ rgw dns name = localhost
 rgw enable usage log = false
 mon max pg per osd = 1000
 """
-BLOCK_BYTES = 20 << 30  # sparse: a full Ceph cluster hangs writes instead of failing them
+# The OSD keeps objects in memory (memstore): no block file, no O_DIRECT or kernel AIO for the sandbox to refuse.
+# The suite writes a few tens of MiB; the cap is what the OSD reports as its size.
+MEMSTORE_BYTES = 4 << 30
 
 
 class CephRGW(Server):
-    """A one-node Ceph cluster (a monitor and one bluestore OSD on a sparse file, no authentication) and its
-    RADOS Gateway, everything under ``workdir``."""
+    """A one-node Ceph cluster (a monitor and one in-memory OSD, no authentication) and its RADOS Gateway,
+    everything under ``workdir``."""
 
     name = "ceph-rgw"
 
@@ -156,18 +169,18 @@ class CephRGW(Server):
         mon_port, self.port = free_port(), free_port()
         self.conf = d / "ceph.conf"
         self.conf.write_text(CEPH_CONF.format(fsid=uuid.uuid4(), mon_port=mon_port, dir=d, rgw_port=self.port,
-                                              block_bytes=BLOCK_BYTES))
+                                              memstore_bytes=MEMSTORE_BYTES))
         self.version = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout.split()[2]
         self.run(["ceph-authtool", "--create-keyring", str(d / "keyring"), "--gen-key", "-n", "mon.",
                   "--cap", "mon", "allow *"])
         self.run(["monmaptool", "--create", "--addv", "a", f"[v1:127.0.0.1:{mon_port}]", "--fsid",
                   self.conf_value("fsid"), str(d / "monmap")])
         self.run(["ceph-mon", "-c", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(d / "monmap")])
-        self.spawn(["ceph-mon", "-c", str(self.conf), "-i", "a", "-f"], "mon.out.log")
+        self.spawn(["ceph-mon", "-c", str(self.conf), "-i", "a", "-f"], "mon.out.log", ("log/mon.a.log",))
         osd_id = self.run(["ceph", "-c", str(self.conf), "osd", "create"]).strip()
         self.run(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "--mkfs"])
-        self.spawn(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "-f"], "osd.out.log")
-        self.spawn(["radosgw", "-c", str(self.conf), "-n", "client.rgw", "-f"], "rgw.out.log")
+        self.spawn(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "-f"], "osd.out.log", (f"log/osd.{osd_id}.log",))
+        self.spawn(["radosgw", "-c", str(self.conf), "-n", "client.rgw", "-f"], "rgw.out.log", ("log/client.rgw.log",))
         self.wait_http()
         self.run(["radosgw-admin", "-c", str(self.conf), "user", "create", "--uid", "objperf", "--display-name",
                   "objperf", "--access-key", self.access_key, "--secret-key", self.secret_key])
@@ -183,8 +196,24 @@ class CephRGW(Server):
     def run(self, args: list[str]) -> str:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=READY_TIMEOUT_S)
         if proc.returncode:
-            raise RuntimeError(f"{' '.join(args[:3])}: {proc.stderr.strip()[-500:]}")
+            raise StartError(f"{' '.join(args[:3])}: {proc.stderr.strip()[-500:]}")
         return proc.stdout
+
+
+def started(server_class: type[Server], workdir: Path, tries: int = 2) -> Server:
+    """A server started in ``workdir``, tried again in a fresh directory when it does not come up; each failed
+    start is a warning with its logs, so a retry never hides what went wrong."""
+    for attempt in range(1, tries + 1):
+        server = server_class(workdir / f"try{attempt}")
+        server.workdir.mkdir(parents=True)
+        try:
+            return server.start()
+        except StartError as err:
+            server.stop()
+            if attempt == tries:
+                raise
+            warnings.warn(f"start {attempt} of {tries} failed: {err}", stacklevel=2)
+    raise AssertionError("unreachable")
 
 
 def available() -> dict[str, str]:

@@ -9,7 +9,7 @@ import json
 import zlib
 
 import pytest
-from s3_servers import CephRGW, Moto, available
+from s3_servers import CephRGW, Moto, available, started
 
 from conftest import run_cli
 from objperf import load
@@ -55,9 +55,7 @@ def compat(request, tmp_path_factory):
     missing = available().get(name)
     if missing:
         pytest.fail(f"{name}: {missing}")  # the compatibility suite exists to run them: never skip quietly
-    workdir = tmp_path_factory.mktemp(name)
-    server = SERVERS[name](workdir)
-    server.start()
+    server = started(SERVERS[name], tmp_path_factory.mktemp(name))
     try:
         store = Compat(name, server)
         store.client.create_bucket(BUCKET)
