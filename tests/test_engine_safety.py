@@ -315,3 +315,29 @@ def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, mo
     finally:
         engine.close()
     assert not engine.running and not engine_threads()
+
+
+def test_ctrl_c_while_waiting_for_the_engine_leaves_its_threads_seen(store):
+    """Python 3.11's ``Thread.join``, interrupted by Ctrl-C while it waits, notes the thread as ended though it
+    still runs (its bpo-45274 branch releases the lock the running thread holds).  ``running`` then said
+    False, ``close`` freed libcurl's handles under the thread, and a later run crashed in
+    curl_multi_socket_action (the API's Ctrl-C test followed by its background-run test, in CI).  The
+    engine now knows its threads have ended from the threads themselves."""
+    import signal
+
+    from objperf._engine.core import Engine
+
+    key = "data/even.bin"
+    engine = Engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=2, threads=1,
+                    range_size=RANGE, sink="discard", max_requests=100_000_000)
+    engine.start(30.0)
+    ctrl_c = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    ctrl_c.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            engine.join(20)
+        assert engine.running  # its threads are still at work: nothing may be freed under them
+    finally:
+        ctrl_c.cancel()
+        engine.close()
+    assert not engine.running and not engine_threads()

@@ -28,6 +28,7 @@ cimport numpy as cnp
 import mmap
 import os
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -53,6 +54,7 @@ include "memory.pxi"
 include "payload.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
+JOIN_POLL_S = 0.002
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
@@ -368,8 +370,8 @@ cdef class Engine:
         with stop_signals_deferred():
             for i in range(self.nthreads):
                 t = threading.Thread(target=self._thread_main, args=(i,), name=f"objperf-engine-{i}", daemon=True)
-                self._pythreads.append(t)
                 t.start()
+                self._pythreads.append(t)  # after: a thread that could not start never ends its loop
 
     def _thread_main(self, int index):
         cdef ThreadState *ts = &self.threads[index]
@@ -377,6 +379,7 @@ cdef class Engine:
         cdef int nslots = self.nslots, stride = self.nthreads
         with nogil:
             run_loop(ts, slots, nslots, stride)
+            op_atomic_store_int(&ts.finished, 1)
 
     def stop(self, bint abort=False):
         """Issue no new requests; with ``abort`` also drop the ones in flight."""
@@ -385,11 +388,23 @@ cdef class Engine:
 
     @property
     def running(self):
-        return any(t.is_alive() for t in self._pythreads)
+        """Whether a started thread is still in its loop.  Each thread says so itself: ``Thread.is_alive`` is
+        not to be trusted, as Python 3.11's ``join`` interrupted by Ctrl-C notes a running thread as ended."""
+        cdef int i
+        if self.threads == NULL:
+            return False
+        for i in range(len(self._pythreads)):
+            if not op_atomic_load_int(&self.threads[i].finished):
+                return True
+        return False
 
     def join(self, timeout=None):
+        """Wait for the threads to end, ``timeout`` seconds at most (None: for ever); True once they have."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         for t in self._pythreads:
-            t.join(timeout)
+            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        while self.running and (deadline is None or time.monotonic() < deadline):
+            time.sleep(JOIN_POLL_S)  # a join cut short above: the threads' own word decides
         return not self.running
 
     @property

@@ -124,6 +124,7 @@ ctypedef struct ThreadState:
     int epfd             # epoll set: libcurl's sockets and wakefd
     int wakefd           # eventfd: stop() and submit() wake the thread through it
     double timer_at      # when libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT); < 0: never
+    int finished         # set by the thread itself once its loop has ended: nothing of the engine is used after
 
 
 ctypedef struct Slot:
