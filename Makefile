@@ -9,8 +9,9 @@ STAMP  := $(VENV)/.objperf-installed
 DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3
 DEMO_OUT ?= data/demo
 
-# The compatibility suite's other servers: Ceph (a monitor, an OSD and the RADOS Gateway) from Debian.
-COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common
+# The compatibility suite's other servers from Debian: Ceph (a monitor, an OSD and the RADOS Gateway) and
+# OpenStack Swift (a proxy with its S3 API, and an account, a container and an object server).
+COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common swift swift-proxy swift-object swift-container swift-account
 
 .PHONY: demo test test-compat compat-deps bench lab lint system-deps clean
 
@@ -21,7 +22,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The core of the suite against SeaweedFS, Ceph's RADOS Gateway and moto, each started on loopback.
+# The core of the suite against SeaweedFS, Ceph's RADOS Gateway, Swift's S3 API and moto, each on loopback.
 test-compat: $(STAMP) compat-deps
 	OBJPERF_COMPAT=1 $(PY) -m pytest -q tests/compat
 

@@ -18,7 +18,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def compat(session: nox.Session) -> None:
-    """The core of the suite against SeaweedFS, Ceph's RADOS Gateway and moto (`make compat-deps` first)."""
+    """The core of the suite against SeaweedFS, Ceph's RADOS Gateway, Swift and moto (`make compat-deps` first)."""
     session.install("-e", ".[dev,compat]")
     session.run("pytest", "-q", "tests/compat", *session.posargs, env={"OBJPERF_COMPAT": "1"})
 

@@ -15,6 +15,7 @@ from objperf.errors import (
     CURLE_PEER_FAILED_VERIFICATION,
     CredentialsError,
     TargetError,
+    TransferFailed,
     UsageError,
     refused,
     unreachable,
@@ -136,7 +137,26 @@ class BotocorePlane:
             response = exc.response
         except BotoCoreError:
             return None
-        return response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("x-amz-bucket-region") or None
+        meta = response.get("ResponseMetadata", {})
+        told = meta.get("HTTPHeaders", {}).get("x-amz-bucket-region")
+        return told or (self._refusal_region(bucket) if meta.get("HTTPStatusCode") == 400 else None)
+
+    def _refusal_region(self, bucket: str) -> str | None:
+        """The ``<Region>`` a store names in its refusal of a presigned listing of one key.  Sent by libcurl:
+        botocore's own call would follow the region quietly, as its presigned URLs cannot."""
+        from objperf._engine.exchange import Exchange
+        from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_TIMEOUT_S
+        from objperf.s3.xml import element_text
+
+        url = self.client.generate_presigned_url("list_objects_v2", Params={"Bucket": bucket, "MaxKeys": 1},
+                                                 ExpiresIn=300)
+        exchange = Exchange(self.settings.trusted_cas, self.settings.verify_tls, CONNECT_TIMEOUT_S,
+                            CONTROL_TIMEOUT_S)
+        try:
+            status, _, body = exchange.request("GET", url, b"")
+        except TransferFailed:  # no answer: the run's own requests will say why
+            return None
+        return element_text(body, "Region") if status == 400 else None
 
     def head(self, what: str, bucket: str, key: str = "") -> int | None:
         if key:

@@ -155,10 +155,14 @@ class LightS3:
         return self.region
 
     def bucket_region(self, bucket: str) -> str | None:
-        """The region the store says ``bucket`` lives in (``x-amz-bucket-region``); None when it does not say
-        or cannot be reached (the run's own requests say why)."""
+        """The region the store says ``bucket`` lives in: ``x-amz-bucket-region`` on its HEAD answer, or, from a
+        store that refuses the HEAD without naming one, the ``<Region>`` of the error body of a listing of
+        one key; None when it does not say or cannot be reached (the run's own requests say why)."""
         try:
-            return self.send("HEAD", bucket).bucket_region or None
+            head = self.send("HEAD", bucket)
+            if head.bucket_region or head.status != 400:
+                return head.bucket_region or None
+            return self.send("GET", bucket, "", [("max-keys", "1")]).element("Region") or None
         except TransferFailed:
             return None
 

@@ -1,5 +1,5 @@
 """The other S3 servers of the compatibility suite, each started on loopback in a directory of its own and
-stopped after: Ceph's RADOS Gateway on a one-node cluster, and moto's server."""
+stopped after: Ceph's RADOS Gateway on a one-node cluster, OpenStack Swift's S3 API, and moto's server."""
 
 from __future__ import annotations
 
@@ -200,6 +200,90 @@ class CephRGW(Server):
         return proc.stdout
 
 
+SWIFT_SERVER_CONF = """[DEFAULT]
+devices = {dir}/srv
+mount_check = false
+bind_ip = 127.0.0.1
+bind_port = {port}
+workers = 0
+swift_dir = {dir}/etc
+log_name = {kind}
+[pipeline:main]
+pipeline = {kind}-server
+[app:{kind}-server]
+use = egg:swift#{kind}
+"""
+SWIFT_PROXY_CONF = """[DEFAULT]
+bind_ip = 127.0.0.1
+bind_port = {port}
+workers = 0
+swift_dir = {dir}/etc
+log_name = proxy
+[pipeline:main]
+pipeline = catch_errors proxy-logging cache s3api tempauth slo dlo proxy-logging proxy-server
+[app:proxy-server]
+use = egg:swift#proxy
+account_autocreate = true
+[filter:catch_errors]
+use = egg:swift#catch_errors
+[filter:proxy-logging]
+use = egg:swift#proxy_logging
+[filter:cache]
+use = egg:swift#memcache
+[filter:s3api]
+use = egg:swift#s3api
+location = {region}
+[filter:tempauth]
+use = egg:swift#tempauth
+user_objperf_bench = {secret} .admin
+[filter:slo]
+use = egg:swift#slo
+[filter:dlo]
+use = egg:swift#dlo
+"""
+
+
+class SwiftS3(Server):
+    """OpenStack Swift with its S3 API (``s3api``) over tempauth: a proxy and one account, container and
+    object server on one device directory, rings of one replica.  Its S3 location is not us-east-1, and a
+    request signed for another region is refused without ``x-amz-bucket-region``: the error body names the
+    region.  The access key is tempauth's ``account:user``."""
+
+    name = "swift"
+    access_key = "objperf:bench"
+    region = "eu-central-1"
+
+    def start(self) -> SwiftS3:
+        from importlib.metadata import PackageNotFoundError, version
+
+        d = self.workdir
+        etc = d / "etc"
+        etc.mkdir(exist_ok=True)
+        (d / "srv/d1").mkdir(parents=True, exist_ok=True)
+        try:
+            self.version = version("swift")
+        except PackageNotFoundError:
+            self.version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "swift"], capture_output=True,
+                                          text=True).stdout.split("-")[0] or "?"
+        (etc / "swift.conf").write_text("[swift-hash]\nswift_hash_path_suffix = objperf\n"
+                                        "[storage-policy:0]\nname = gold\ndefault = yes\n")
+        for kind in ("account", "container", "object"):
+            port = free_port()
+            (etc / f"{kind}-server.conf").write_text(SWIFT_SERVER_CONF.format(dir=d, port=port, kind=kind))
+            builder = str(etc / f"{kind}.builder")
+            for args in (["create", "4", "1", "1"], ["add", f"r1z1-127.0.0.1:{port}/d1", "100"], ["rebalance"]):
+                proc = subprocess.run(["swift-ring-builder", builder, *args], capture_output=True, text=True)
+                if proc.returncode not in (0, 1):  # 1: done, with a warning (one replica)
+                    raise StartError(f"swift-ring-builder {kind} {args[0]}: {proc.stdout.strip()[-500:]}")
+        self.port = free_port()
+        (etc / "proxy-server.conf").write_text(SWIFT_PROXY_CONF.format(dir=d, port=self.port, region=self.region,
+                                                                       secret=self.secret_key))
+        for kind in ("account", "container", "object", "proxy"):
+            self.spawn([f"swift-{kind}-server", str(etc / f"{kind}-server.conf"), "-v"], f"{kind}.log")
+        self.wait_http()
+        return self
+
+
 def started(server_class: type[Server], workdir: Path, tries: int = 2) -> Server:
     """A server started in ``workdir``, tried again in a fresh directory when it does not come up; each failed
     start is a warning with its logs, so a retry never hides what went wrong."""
@@ -222,6 +306,10 @@ def available() -> dict[str, str]:
     for binary in ("ceph-mon", "ceph-osd", "radosgw"):
         if not shutil.which(binary):
             missing["ceph-rgw"] = f"{binary} is not installed (Debian: ceph-mon ceph-osd radosgw)"
+    for binary in ("swift-proxy-server", "swift-object-server", "swift-container-server", "swift-account-server"):
+        if not shutil.which(binary):
+            missing["swift"] = f"{binary} is not installed (Debian: swift-proxy swift-object swift-container " \
+                               "swift-account)"
     if not (Path(sys.executable).parent / "moto_server").exists():
         missing["moto"] = "moto_server is not installed (pip install 'moto[server]')"
     return missing

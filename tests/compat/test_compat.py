@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import replace
 
 import pytest
-from s3_servers import CephRGW, Moto, available, started
+from s3_servers import CephRGW, Moto, SwiftS3, available, started
 
 from conftest import run_cli
 from objperf import load
@@ -23,7 +24,7 @@ from objperf.servers.seaweed import LocalSeaweed
 BUCKET = "objperf-compat"
 MIB = 1 << 20
 OBJECTS = {"data/odd.bin": 5 * MIB + 12345, "data/small.bin": 1000}
-SERVERS = {"seaweedfs": LocalSeaweed, "ceph-rgw": CephRGW, "moto": Moto}
+SERVERS = {"seaweedfs": LocalSeaweed, "ceph-rgw": CephRGW, "swift": SwiftS3, "moto": Moto}
 
 
 class Compat:
@@ -39,7 +40,11 @@ class Compat:
 
         return {**os.environ, "AWS_ACCESS_KEY_ID": self.server.access_key,
                 "AWS_SECRET_ACCESS_KEY": self.server.secret_key, "AWS_CONFIG_FILE": "/nonexistent",
-                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_DEFAULT_REGION": "us-east-1"}
+                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_DEFAULT_REGION": self.region}
+
+    @property
+    def region(self) -> str:
+        return self.server.settings().region
 
     def cli(self, command: str, *args: str, timeout: float = 180, env: dict | None = None):
         proc = run_cli("objperf", command, *args, "--endpoint", self.endpoint, env=env or self.env(),
@@ -180,21 +185,47 @@ def test_a_prefix_of_mixed_sizes_reads_every_range_once(compat, tmp_path):
 
 
 def test_a_bucket_in_another_region_stops_the_run_naming_both(compat, tmp_path):
-    """A store that says where a bucket lives (AWS's x-amz-bucket-region; moto does, SeaweedFS and Ceph do not)
-    gets signatures for that region or none: without the check, botocore's calls quietly followed the store
-    while every presigned request was signed for the wrong region."""
-    if compat.name != "moto":
+    """A store that checks the region of a signature gets signatures for its region or none: without the check,
+    botocore's calls quietly followed the store while every presigned request was signed for the wrong region.
+    moto says where a bucket lives in AWS's x-amz-bucket-region; Swift names its region only in the body of a
+    refusal; SeaweedFS and Ceph take any region."""
+    if compat.name == "moto":
+        compat.client._botocore.client.create_bucket(
+            Bucket="objperf-eu", CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
+        bucket, right, wrong = "objperf-eu", "eu-central-1", "us-east-1"
+    elif compat.name == "swift":
+        bucket, right, wrong = BUCKET, compat.region, "us-east-1"
+    else:
         pytest.skip(f"{compat.name} keeps every bucket in one region and names none")
-    compat.client._botocore.client.create_bucket(
-        Bucket="objperf-eu", CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
-    compat.client.put_object("objperf-eu", "k.bin", b"x" * 1000)
-    proc = compat.cli("fetch", "s3://objperf-eu/k.bin", "-n", "2", "--no-save")
-    assert proc.returncode == 2, proc.stderr
-    assert "bucket 'objperf-eu' is in region eu-central-1, objperf signs for us-east-1" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    put = compat.cli("put", "s3://objperf-eu/w/", "--object-size", "1KiB", "-n", "1", "--no-save")
-    assert put.returncode == 2 and "is in region eu-central-1" in put.stderr
-    right = compat.cli("fetch", "s3://objperf-eu/k.bin", "-n", "2", "--region", "eu-central-1", "--no-save")
-    assert right.returncode == 0, right.stderr
-    with pytest.raises(UsageError, match="is in region eu-central-1"):  # botocore's side, where light cannot go
-        S3Client(compat.server.settings(), light=False).check_region("objperf-eu")
+    compat.client.put_object(bucket, "k.bin", b"x" * 1000)
+    env = {**compat.env(), "AWS_DEFAULT_REGION": wrong}
+    told = f"bucket '{bucket}' is in region {right}, objperf signs for {wrong}"
+    for url in (f"s3://{bucket}/k.bin", f"s3://{bucket}/"):
+        proc = compat.cli("fetch", url, "-n", "2", "--no-save", env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert told in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    put = compat.cli("put", f"s3://{bucket}/w/", "--object-size", "1KiB", "-n", "1", "--no-save", env=env)
+    assert put.returncode == 2 and told in put.stderr
+    right_run = compat.cli("fetch", f"s3://{bucket}/k.bin", "-n", "2", "--region", right, "--no-save", env=env)
+    assert right_run.returncode == 0, right_run.stderr
+    wrong_settings = replace(compat.server.settings(), region=wrong)
+    with pytest.raises(UsageError, match=f"is in region {right}"):  # botocore's side, where light cannot go
+        S3Client(wrong_settings, light=False).check_region(bucket)
+
+
+def test_long_s3_error_codes_reach_the_rows_whole(compat):
+    """Swift names a query signature for the wrong region AuthorizationQueryParametersError: 33 characters,
+    once cut to 32 in the rows."""
+    if compat.name != "swift":
+        pytest.skip(f"{compat.name} takes a signature for any region")
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.reads import run_read
+    from objperf.s3.target import ObjectRef, ResolvedTarget
+
+    wrong_settings = replace(compat.server.settings(), region="us-east-1")
+    url = S3Client(wrong_settings).presign(BUCKET, "data/small.bin")
+    target = ResolvedTarget("s3", [ObjectRef(BUCKET, "data/small.bin", 1000)], compat.endpoint, wrong_settings,
+                            [url])
+    result = run_read(target, ReadWorkload(concurrency=1, threads=1, range_size=100, requests=2))
+    assert (result.rows["status"] == 400).all()
+    assert (result.rows["s3_error"] == "AuthorizationQueryParametersError").all()
