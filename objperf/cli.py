@@ -274,6 +274,10 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
                         "round robin, rows say which in local_ip")
     c.add_argument("--http", choices=("1.1", "2"), default="1.1", help="HTTP version (default 1.1)")
     c.add_argument("--timeout", type=duration_arg, default=300.0, help="per-request timeout (default 5m)")
+    c.add_argument("--no-keepalive", action="store_true",
+                   help="close each connection after its request: every request pays a connect and, over https, "
+                        "a TLS handshake (rows say which resumed a session); what a client without keep-alive "
+                        "pays")
     c.add_argument("--buffer-size", type=buffer_size_arg,
                    help="libcurl buffer size per slot, 1KiB to 10MiB (default 128KiB receiving, 1MiB sending)")
 
@@ -321,7 +325,7 @@ def connection_kwargs(args) -> dict:
     """The connection flags (``add_connection_args``, less ``--threads``) as workload keywords."""
     return {"ip": args.ip, "connect_to": tuple(args.connect_to), "spread_to": tuple(args.spread_to),
             "interface": args.interface, "http_version": args.http, "timeout": args.timeout,
-            **buffer_size_kwargs(args)}
+            "keepalive": not args.no_keepalive, **buffer_size_kwargs(args)}
 
 
 def buffer_size_kwargs(args) -> dict:

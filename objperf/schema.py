@@ -7,6 +7,9 @@ pyarrow (``objperf.dataset.rows_to_table`` makes the Arrow table).
 Phase times (``dns_s`` … ``total_s``) are libcurl's, cumulative from the start
 of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and
 ``tls_s`` are 0 when the request reused a connection (``new_conn`` False).
+``tls_resumed`` says how the TLS connection a request opened began: 1 by resuming
+an earlier session, 0 with a full handshake, -1 when the request opened no TLS
+connection (it reused one, spoke cleartext, or the TLS library cannot tell).
 ``t_start`` is wall-clock seconds since the Unix epoch, so runs from several
 hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
 received for GET, bytes sent for PUT and UPLOAD_PART).  A GET still in flight when a
@@ -25,7 +28,8 @@ import numpy as np
 COLUMNS = (
     "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
-    "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "crc32", "etag",
+    "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "tls_resumed",
+    "crc32", "etag",
 )
 S3_ERROR_BYTES = 64  # AWS documents codes of up to 34 characters: room to spare
 IP_BYTES = 46
@@ -59,6 +63,7 @@ ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in 
     ("ip_family", np.int8),
     ("http_version", np.int8),
     ("new_conn", np.bool_),
+    ("tls_resumed", np.int8),
     ("crc32", np.uint32),
     ("etag", f"S{ETAG_BYTES}"),
 )}
@@ -105,9 +110,13 @@ def curl_error_text(code: int) -> str:
     return CURL_ERRORS.get(int(code), f"curl error {int(code)}")
 
 
+# What a row that says nothing of a column holds there (zero elsewhere).
+UNSAID = {"tls_resumed": -1}
+
+
 def empty_columns(n: int = 0) -> dict[str, np.ndarray]:
-    """``n`` zeroed rows in the engine's columns."""
-    return {name: np.zeros(n, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+    """``n`` rows in the engine's columns that say nothing: zero, or ``UNSAID``'s value."""
+    return {name: np.full(n, UNSAID.get(name, 0), dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
 
 
 # Which rows are which: each takes NumPy arrays or pandas Series alike.

@@ -252,7 +252,7 @@ def workload_options(args, defaults: dict) -> tuple[dict, dict]:
         return getattr(args, dest) is not None and getattr(args, dest) != defaults.get(dest)
 
     common = {key: value for key, value in connection_kwargs(args).items()
-              if given({"http_version": "http"}.get(key, key))}
+              if given({"http_version": "http", "keepalive": "no_keepalive"}.get(key, key))}
     if given("threads"):
         common["threads"] = args.threads
     reads, writes = dict(common), dict(common)

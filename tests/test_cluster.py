@@ -76,7 +76,7 @@ def test_a_host_killed_mid_run_is_named_and_the_others_rows_kept(store, tmp_path
         threading.Timer(3.0, lambda: os.kill(pid, signal.SIGKILL)).start()
         result = run_on_cluster(cluster, job, kind="read", out=tmp_path / "run", target={}, workload={},
                                 say=print)
-    assert result.status == "failed" and list(result.lost) == [victim.label]
+    assert result.status == "failed" and list(result.lost) == [victim.label], result.lost
     manifest = read_manifest(tmp_path / "run")
     assert [h["status"] for h in manifest["hosts"]] == ["complete", "lost"]
     rows = load(tmp_path / "run")
@@ -198,7 +198,7 @@ def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path)
         threading.Timer(3.0, lambda: os.kill(pid, signal.SIGKILL)).start()
         result = run_on_cluster(cluster, job, kind="write", out=tmp_path / "run", target={}, workload={},
                                 say=print, on_lost=functools.partial(abort_lost, settings, workload))
-    assert result.status == "failed" and list(result.lost) == [victim.label]
+    assert result.status == "failed" and list(result.lost) == [victim.label], result.lost
     index = [h["label"] for h in read_manifest(tmp_path / "run")["hosts"]].index(victim.label)
     left = [key for key, _ in store.client.list_keys(store.bucket, host_prefix("lost-put/", index))]
     assert left == [f"{host_prefix('lost-put/', index)}kept-from-before.bin"]  # only what the run did not write

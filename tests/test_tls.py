@@ -11,6 +11,8 @@ import pytest
 from test_write import no_open_uploads
 
 from conftest import RANGE, run_cli
+from objperf import load
+from objperf.dataset import read_manifest
 from objperf.plan.reads import ReadWorkload
 from objperf.run.reads import run_read
 from objperf.s3.client import S3Client
@@ -101,3 +103,41 @@ def test_a_presigned_https_url_without_its_ca_is_one_line(store):
     assert done.returncode != 0 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "TLS certificate not trusted" in done.stderr and "--ca-bundle" in done.stderr
     assert "X-Amz-Signature" not in done.stderr
+
+
+def test_without_keepalive_every_request_opens_a_connection_that_resumes_a_session(store, tmp_path):
+    """--no-keepalive pays a connect and a handshake per request, as a client without keep-alive does; the
+    engine's threads keep the TLS sessions their slots got, so every handshake after a thread's first ones
+    resumes one, and the rows and the summary say so."""
+    out = tmp_path / "run"
+    done = run_cli("objperf.fetch", *tls_args(store, "--ca-bundle", store.server.tls[2], "--threads", "1",
+                                              "--requests", "12", "--no-keepalive", "--out", str(out)),
+                   env=store.env())
+    assert done.returncode == 0, done.stderr
+    rows = load(out)
+    assert len(rows) == 12 and rows["new_conn"].all() and (rows["status"] == 206).all()
+    assert rows["tls_resumed"].isin([0, 1]).all()
+    assert (rows["tls_resumed"] == 0).sum() <= 2  # the two slots' first connections, made at once
+    tls = json.loads(done.stdout)["tls"]
+    assert tls["handshakes"] == 12 and tls["resumed"] == (rows["tls_resumed"] == 1).sum() >= 10
+    assert 0 < tls["share_of_request_time"] < 1
+    assert read_manifest(out)["workload"]["keepalive"] is False
+
+
+def test_kept_connections_say_no_handshake_and_cleartext_none(store, tmp_path):
+    kept = tmp_path / "kept"
+    done = run_cli("objperf.fetch", *tls_args(store, "--ca-bundle", store.server.tls[2], "--requests", "12",
+                                              "--out", str(kept)), env=store.env())
+    assert done.returncode == 0, done.stderr
+    rows = load(kept)
+    assert (rows.loc[~rows["new_conn"], "tls_resumed"] == -1).all()
+    assert rows.loc[rows["new_conn"], "tls_resumed"].isin([0, 1]).all() and 1 <= rows["new_conn"].sum() <= 2
+    assert json.loads(done.stdout)["tls"]["handshakes"] == rows["new_conn"].sum()
+    plain = tmp_path / "plain"
+    done = run_cli("objperf.fetch", f"s3://{store.bucket}/{KEY}", "--endpoint", store.server.endpoint, "-c", "2",
+                   "--range-size", "1MiB", "--requests", "6", "--no-keepalive", "--json", "--out", str(plain),
+                   env=store.env())
+    assert done.returncode == 0, done.stderr
+    rows = load(plain)
+    assert rows["new_conn"].all() and (rows["tls_resumed"] == -1).all()
+    assert json.loads(done.stdout)["tls"] is None

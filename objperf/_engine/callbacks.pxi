@@ -55,6 +55,8 @@ cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noe
     cdef size_t i = 5, n = 0
     if total >= 5 and data[0] == 72 and data[1] == 84 and data[2] == 84 and data[3] == 80 and data[4] == 47:
         s.etag[0] = 0  # "HTTP/": a new response begins
+        if s.ts.shared.tls:
+            s.tls_resumed = <int8_t>op_tls_resumed(s.easy)  # libcurl detaches the connection before the row
     elif total > 5 and (data[0] == 69 or data[0] == 101) and (data[1] == 84 or data[1] == 116) and \
             (data[2] == 65 or data[2] == 97) and (data[3] == 71 or data[3] == 103) and data[4] == 58:
         while i < total and data[i] == 32:

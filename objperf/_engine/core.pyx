@@ -55,6 +55,7 @@ include "payload.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
+op_find_ssl_session_reused()  # rows say which TLS connections resumed a session
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
@@ -118,14 +119,15 @@ cdef class Engine:
                   str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
                   double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
                   int ring_capacity=1 << 16, int queue_capacity=0, payload=None, ca_file=None,
-                  bint verify_tls=True, spread_to=()):
+                  bint verify_tls=True, spread_to=(), bint keepalive=True):
         """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
         Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
         send slices of ``payload`` (a C-contiguous uint8 array).  Over TLS, ``ca_file`` replaces the
         system's CA certificates; ``verify_tls=False`` trusts any certificate.  ``spread_to``: CONNECT_TO
         entries dealt to the slots round robin, each ahead of ``connect_to`` in its slot's own list
         (a cluster's servers reached without a balancer).  ``interface``: a source address or NIC, or several
-        separated by commas, dealt to the slots the same way."""
+        separated by commas, dealt to the slots the same way.  ``keepalive=False`` closes each connection after
+        its request: every request pays a connect (and a TLS handshake, resumed where the server lets it)."""
         cdef int i, k, nkeys = len(urls)
         cdef Slot *s
         cdef ThreadState *ts
@@ -187,6 +189,7 @@ cdef class Engine:
         self.headers = curl_slist_append(NULL, b"Expect:")
         self._setup_queue(queue_capacity, payload)
 
+        sh.tls = tls
         self.threads = <ThreadState *>calloc(self.nthreads, sizeof(ThreadState))
         self.slots = <Slot *>calloc(self.nslots, sizeof(Slot))
         if self.threads == NULL or self.slots == NULL:
@@ -205,6 +208,8 @@ cdef class Engine:
             ts.multi = curl_multi_init()
             if ts.multi == NULL:
                 raise EngineError("curl_multi_init failed")
+            if tls:
+                ts.tls_share = op_tls_session_share()
             if op_event_open(&ts.epfd, &ts.wakefd) != 0:
                 raise EngineError("cannot create the engine thread's epoll set")
             curl_multi_setopt(ts.multi, CURLMOPT_SOCKETFUNCTION, <curl_socket_callback>on_socket)
@@ -238,8 +243,8 @@ cdef class Engine:
                     s.pin = curl_slist_append(s.pin, entry.encode())
             configure_easy(s, self.headers, self.connect_to, self._keep, ip,
                            sources[i % len(sources)] if sources else None, http_version, tls,
-                           buffer_size, timeout, connect_timeout)
-            configure_tls(s.easy, ca_file, verify_tls, self._keep)
+                           buffer_size, timeout, connect_timeout, keepalive)
+            configure_tls(s.easy, ca_file, verify_tls, self._keep, s.ts.tls_share)
 
     cdef _setup_sequential_plan(self, int nkeys):
         cdef Shared *sh = &self.shared
@@ -564,6 +569,7 @@ cdef class Engine:
             for i in range(self.nthreads):
                 if self.threads[i].multi != NULL:
                     curl_multi_cleanup(self.threads[i].multi)
+                op_share_free(self.threads[i].tls_share)  # after the handles that used it
                 op_event_close(self.threads[i].epfd, self.threads[i].wakefd)
             free(self.threads)
             self.threads = NULL

@@ -4,6 +4,7 @@ from libc.stdint cimport int64_t
 cdef extern from "curl/curl.h" nogil:
     ctypedef void CURL
     ctypedef void CURLM
+    ctypedef void CURLSH
     ctypedef int64_t curl_off_t
 
     ctypedef enum CURLcode:
@@ -62,6 +63,8 @@ cdef extern from "curl/curl.h" nogil:
         CURLOPT_XFERINFOFUNCTION
         CURLOPT_XFERINFODATA
         CURLOPT_NOPROXY
+        CURLOPT_SHARE
+        CURLOPT_FORBID_REUSE
 
     ctypedef enum CURLMoption:
         CURLMOPT_MAXCONNECTS
@@ -190,6 +193,10 @@ cdef extern from "objperf_helpers.h" nogil:
     void op_sleep_ms(int ms)
     void op_copy(char *dst, const char *src, size_t n)
     CURLcode op_configure_tls(CURL *easy, const char *ca_file, int verify)
+    void op_find_ssl_session_reused()
+    int op_tls_resumed(CURL *easy)
+    CURLSH *op_tls_session_share()
+    void op_share_free(CURLSH *share)
     int op_event_open(int *epfd, int *wakefd)
     int op_eventfd()
     void op_event_close(int epfd, int wakefd)

@@ -14,6 +14,10 @@
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <unistd.h>
+#include <dlfcn.h>
+#ifndef RTLD_DEFAULT
+#define RTLD_DEFAULT ((void *)0)
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -175,6 +179,43 @@ static inline CURLcode op_configure_tls(CURL *easy, const char *ca_file, int ver
         return rc != CURLE_OK ? rc : curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     return ca_file ? curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file) : CURLE_OK;
+}
+
+/* OpenSSL's SSL_session_reused, looked up in the process (libcurl has loaded libssl: objperf does not link
+ * it), or NULL. */
+typedef int (*op_ssl_reused_fn)(const void *ssl);
+static op_ssl_reused_fn op_ssl_session_reused = NULL;
+
+static inline void op_find_ssl_session_reused(void) {
+    op_ssl_session_reused = (op_ssl_reused_fn)dlsym(RTLD_DEFAULT, "SSL_session_reused");
+}
+
+/* How the TLS connection of a transfer in progress began: 1 it resumed a session, 0 a full handshake,
+ * -1 unknown (no TLS connection attached, or a TLS library other than OpenSSL). */
+static inline int op_tls_resumed(CURL *easy) {
+    struct curl_tlssessioninfo *info = NULL;
+    if (op_ssl_session_reused == NULL)
+        return -1;
+    if (curl_easy_getinfo(easy, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || info == NULL ||
+        info->backend != CURLSSLBACKEND_OPENSSL || info->internals == NULL)
+        return -1;
+    return op_ssl_session_reused(info->internals) ? 1 : 0;
+}
+
+/* A share of TLS sessions for one engine thread's handles, so that a new connection of any slot resumes
+ * a session another slot got.  One thread uses it: no lock callbacks.  NULL if libcurl refuses. */
+static inline CURLSH *op_tls_session_share(void) {
+    CURLSH *share = curl_share_init();
+    if (share != NULL && curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
+        curl_share_cleanup(share);
+        return NULL;
+    }
+    return share;
+}
+
+static inline void op_share_free(CURLSH *share) {
+    if (share != NULL)
+        curl_share_cleanup(share);
 }
 
 #endif

@@ -1,7 +1,8 @@
 # The options each slot's easy handle keeps for the whole run.
 
 cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list keep, str ip, interface,
-                    str http_version, bint tls, int64_t buffer_size, double timeout, double connect_timeout):
+                    str http_version, bint tls, int64_t buffer_size, double timeout, double connect_timeout,
+                    bint keepalive):
     """Every option a slot's easy handle keeps for the whole run; ``keep`` holds the strings libcurl
     points into."""
     cdef CURL *e = s.easy
@@ -37,9 +38,13 @@ cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list k
         # by answering 1.1.  Prior knowledge would fail every request to such a server (most S3 stores).
         version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_0
     check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
+    if not keepalive:
+        check_easy(curl_easy_setopt(e, CURLOPT_FORBID_REUSE, <long>1), "CURLOPT_FORBID_REUSE")
 
-cdef configure_tls(CURL *e, ca_file, bint verify_tls, list keep):
+cdef configure_tls(CURL *e, ca_file, bint verify_tls, list keep, CURLSH *tls_share):
     cdef bytes path = os.fsencode(ca_file) if ca_file else None
     if path is not None:
         keep.append(path)
     check_easy(op_configure_tls(e, <char *>path if path is not None else NULL, verify_tls), "TLS options")
+    if tls_share != NULL:
+        check_easy(curl_easy_setopt(e, CURLOPT_SHARE, tls_share), "CURLOPT_SHARE")

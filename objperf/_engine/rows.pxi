@@ -94,6 +94,7 @@ cdef void write_transfer_info(Slot *s, Ring *r, int64_t i) noexcept nogil:
     r.http_version[i] = http_version_of(version)
     curl_easy_getinfo(s.easy, CURLINFO_NUM_CONNECTS, &conns)
     r.new_conn[i] = 1 if conns > 0 else 0
+    r.tls_resumed[i] = s.tls_resumed if conns > 0 else -1
 
 
 cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
@@ -104,6 +105,7 @@ cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
     r.remote_port[i] = r.local_port[i] = 0
     r.ip_family[i] = r.http_version[i] = 0
     r.new_conn[i] = 0
+    r.tls_resumed[i] = -1
 
 
 cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
@@ -187,6 +189,7 @@ cdef dict make_ring(Ring *r, int capacity):
     r.ip_family = <int8_t *>cnp.PyArray_DATA(cols["ip_family"])
     r.http_version = <int8_t *>cnp.PyArray_DATA(cols["http_version"])
     r.new_conn = <uint8_t *>cnp.PyArray_DATA(cols["new_conn"])
+    r.tls_resumed = <int8_t *>cnp.PyArray_DATA(cols["tls_resumed"])
     r.crc32 = <uint32_t *>cnp.PyArray_DATA(cols["crc32"])
     r.etag = <char *>cnp.PyArray_DATA(cols["etag"])
     return cols

@@ -10,6 +10,7 @@ cdef inline void reset_slot(Slot *s) noexcept nogil:
     s.errlen = 0
     s.crc = 0
     s.etag[0] = 0
+    s.tls_resumed = -1
     s.t_start = op_now_wall()
 
 

@@ -57,6 +57,7 @@ ctypedef struct Ring:
     int8_t *ip_family
     int8_t *http_version
     uint8_t *new_conn
+    int8_t *tls_resumed
     uint32_t *crc32
     char *etag
 
@@ -92,6 +93,7 @@ ctypedef struct Shared:
     # Queue mode: requests are jobs that Python puts in a table of entries; job_ring lists the
     # entries queued, in order.  An entry stays busy from submit until its job's row is written.
     int queue_mode
+    int tls              # https: requests note whether their connection resumed a TLS session
     int closed
     int64_t job_cap
     int64_t job_head
@@ -124,6 +126,7 @@ ctypedef struct ThreadState:
     int epfd             # epoll set: libcurl's sockets and wakefd
     int wakefd           # eventfd: stop() and submit() wake the thread through it
     double timer_at      # when libcurl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT); < 0: never
+    CURLSH *tls_share    # TLS sessions its slots resume from one another (one thread: no locks), or NULL
     int finished         # set by the thread itself once its loop has ended: nothing of the engine is used after
 
 
@@ -155,3 +158,4 @@ ctypedef struct Slot:
     int64_t payload_offset
     int64_t sent
     char etag[ETAG_CAP]
+    int8_t tls_resumed   # how this request's TLS connection began, read while it was attached (rows.pxi)

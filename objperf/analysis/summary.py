@@ -34,6 +34,24 @@ def round_trip_ms(cols: dict[str, np.ndarray]) -> float:
     return float(median)
 
 
+def tls_handshakes(cols: dict[str, np.ndarray]) -> dict | None:
+    """The TLS handshakes of a run's new connections: how many, how many resumed a session, their median
+    times (libcurl's TLS time less its connect time), and their share of all the requests' time.  None when
+    no request opened a TLS connection (or the columns lack it)."""
+    if "tls_resumed" not in cols or "tls_s" not in cols:
+        return None
+    kind = np.asarray(cols["tls_resumed"])
+    opened = np.asarray(cols["new_conn"]).astype(bool) & (kind >= 0)
+    if not opened.any():
+        return None
+    seconds = np.nan_to_num(cols["tls_s"][opened] - cols["connect_s"][opened])
+    resumed = kind[opened] == 1
+    (full_ms,), (resumed_ms,) = percentiles(seconds[~resumed] * 1000, [50]), percentiles(seconds[resumed] * 1000, [50])
+    busy = float(np.nansum(cols["total_s"]))
+    return {"handshakes": int(opened.sum()), "resumed": int(resumed.sum()), "full_ms_p50": full_ms,
+            "resumed_ms_p50": resumed_ms, "share_of_request_time": float(seconds.sum()) / busy if busy > 0 else 0.0}
+
+
 def _http_versions(cols: dict[str, np.ndarray], *, answered: np.ndarray) -> dict[str, int]:
     """Answered requests by the HTTP version the server spoke (``1.1``, ``2``)."""
     if "http_version" not in cols:
@@ -127,6 +145,7 @@ def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
         "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
         "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
         "http_version_counts": _http_versions(cols, answered=status > 0),
+        "tls": tls_handshakes(cols),
         "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
         "curl_error_counts": {f"{k} {curl_error_text(k)}": v
                               for k, v in _counts(curl_code[curl_failed]).items()},
@@ -188,6 +207,8 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                              f"p99 {s['ttfb_ms_p99']:.2f} ms"
                              + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms (from TCP connects), "
                                 f"so p50 TTFB is {s['ttfb_over_rtt']:.0f}× it")))
+    if s.get("tls"):
+        rows.append(("TLS", tls_text(s["tls"])))
     for server, v in s.get("servers", {}).items():
         ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f", TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
         rows.append(("server", f"{server}: {v['gbps']:.3f} Gbps, {v['requests']:,} requests "
@@ -224,6 +245,15 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
     if s.get("error"):
         rows.append(("failed", s["error"]))
     return rows + evidence_rows(s.get("evidence", {}))
+
+
+def tls_text(t: dict) -> str:
+    def ms(value: float) -> str:
+        return "-" if math.isnan(value) else f"{value:.2f} ms"
+
+    return (f"{t['handshakes']:,} handshakes on new connections, {t['resumed']:,} resuming a session; p50 "
+            f"{ms(t['full_ms_p50'])} full, {ms(t['resumed_ms_p50'])} resumed; "
+            f"{t['share_of_request_time'] * 100:.1f}% of the requests' time")
 
 
 def evidence_rows(e: dict) -> list[tuple[str, str]]:

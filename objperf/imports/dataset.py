@@ -12,13 +12,13 @@ import pyarrow as pa
 
 from objperf.dataset import DatasetWriter, unified
 from objperf.run.metadata import utc_now
-from objperf.schema import COLUMNS, ENGINE_COLUMNS
+from objperf.schema import COLUMNS, ENGINE_COLUMNS, UNSAID
 
 TEXT = ("run_id", "host", "op", "bucket", "key", "s3_error", "remote_ip", "local_ip", "http_version", "etag")
 
 
 def rows_frame(data: dict[str, object], n: int) -> pd.DataFrame:
-    """``n`` rows in the dataset's columns: ``data``'s, the rest zero (numbers) or empty (text)."""
+    """``n`` rows in the dataset's columns: ``data``'s, the rest zero or ``UNSAID``'s (numbers) or empty (text)."""
     columns = {}
     for name in COLUMNS:
         if name in data:
@@ -26,7 +26,7 @@ def rows_frame(data: dict[str, object], n: int) -> pd.DataFrame:
         elif name in TEXT:
             columns[name] = [""] * n
         else:
-            columns[name] = np.zeros(n, dtype=ENGINE_COLUMNS.get(name, np.dtype("float64")))
+            columns[name] = np.full(n, UNSAID.get(name, 0), dtype=ENGINE_COLUMNS.get(name, np.dtype("float64")))
     frame = pd.DataFrame(columns)
     for name, dtype in ENGINE_COLUMNS.items():
         if name in frame.columns and name not in TEXT:

@@ -133,6 +133,7 @@ class ReadWorkload:
     # against SeaweedFS here (c=1 and c=16).  A few very fast streams (20 Gbps from nginx on
     # loopback) do better with 1 MiB: fewer receive calls.
     buffer_size: int = 128 << 10
+    keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     engine: str = "curl"
     seed: int = 0x9E3779B97F4A7C15
 
@@ -163,9 +164,9 @@ class ReadWorkload:
         spread_entries(self.spread_to)
         check_interface(self.interface)
         if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.spread_to or self.interface
-                                          or self.http_version != "1.1"):
-            raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface "
-                             "nor HTTP/2")
+                                          or self.http_version != "1.1" or not self.keepalive):
+            raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface, "
+                             "HTTP/2 nor --no-keepalive")
 
     def describe(self) -> dict:
         return asdict(self)

@@ -45,6 +45,7 @@ class WriteWorkload:
     timeout: float = 300.0
     connect_timeout: float = 10.0
     buffer_size: int = 1 << 20
+    keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     url_lifetime: int = URL_LIFETIME_S  # presigned URLs are signed afresh before a third of it has passed
 
     @property

@@ -89,6 +89,7 @@ class Uploader:
                              spread_to=spread_entries(workload.spread_to),
                              interface=workload.interface, http_version=workload.http_version,
                              tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
+                             keepalive=workload.keepalive,
                              timeout=workload.timeout, connect_timeout=workload.connect_timeout,
                              **client.settings.engine_tls())
         self.open: dict[int, Upload] = {}
