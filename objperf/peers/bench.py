@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from objperf.peers import clients
@@ -42,8 +43,8 @@ http {{
   client_body_temp_path {dir}/tmp; proxy_temp_path {dir}/tmp; fastcgi_temp_path {dir}/tmp;
   uwsgi_temp_path {dir}/tmp; scgi_temp_path {dir}/tmp;
   server {{ listen 127.0.0.1:{port}; root {root}; }}
-  server {{ listen 127.0.0.1:{tls_port} ssl http2; root {root}; ssl_certificate {dir}/cert.pem;
-           ssl_certificate_key {dir}/key.pem; ssl_protocols TLSv1.3; ssl_session_cache shared:tls:10m;
+  server {{ listen 127.0.0.1:{tls_port} ssl http2; root {root}; ssl_certificate {cert};
+           ssl_certificate_key {key}; ssl_protocols TLSv1.3; ssl_session_cache shared:tls:10m;
            http2_max_concurrent_streams 1024; }}
 }}
 """
@@ -64,8 +65,38 @@ def has_module(name: str) -> bool:
     return True
 
 
+def make_certificate(directory: Path) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (its own CA) and its key: (cert.pem, key.pem)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return str(cert), str(key)
+
+
+@dataclass
+class Route:
+    """How every client reaches the store: plain HTTP, or HTTPS trusting the bench's certificate alone
+    (objperf and curl by option, s5cmd by SSL_CERT_FILE, the AWS SDKs by AWS_CA_BUNDLE)."""
+
+    endpoint: str
+    env: dict
+    client: S3Client
+    ca: str = ""
+
+    @property
+    def objperf_trust(self) -> tuple[str, ...]:
+        return ("--ca-bundle", self.ca) if self.ca else ()
+
+    @property
+    def curl_trust(self) -> tuple[str, ...]:
+        return (f'cacert = "{self.ca}"',) if self.ca else ()
+
+
 class Bench:
-    """One local SeaweedFS (and nginx), the objects, and one method per client and direction."""
+    """One local SeaweedFS (with an HTTPS gateway beside its plain one, on the same data), nginx, the objects,
+    and one method per client and direction."""
 
     def __init__(self, size: int, concurrency: int, part_size: int, workdir: Path):
         self.size, self.concurrency, self.part_size = size, concurrency, part_size
@@ -81,6 +112,8 @@ class Bench:
     def start(self) -> None:
         from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
 
+        self.cert, self.key = make_certificate(self.workdir / "tls")
+        self.server.tls = (self.cert, self.key, self.cert)
         self.server.start()
         client = S3Client(self.server.settings())
         client.create_bucket(BUCKET)
@@ -97,7 +130,12 @@ class Bench:
         self.client = client
         self.env = {**os.environ, "AWS_ACCESS_KEY_ID": self.server.access_key,
                     "AWS_SECRET_ACCESS_KEY": self.server.secret_key, "AWS_REGION": "us-east-1",
-                    "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+                    "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                    "OBJPERF_RUNS": str(self.workdir / "runs")}  # objperf keeps its runs' datasets, as a user's
+        self.plain = Route(self.server.endpoint, self.env, client)
+        self.secure = Route(self.server.endpoint_tls, {**self.env, "AWS_CA_BUNDLE": self.cert,
+                                                       "SSL_CERT_FILE": self.cert},
+                            S3Client(self.server.settings(tls=True)), self.cert)
         if shutil.which("nginx"):
             self._start_nginx()
 
@@ -112,16 +150,13 @@ class Bench:
                     f.write(part)
         ngx = self.workdir / "nginx"
         (ngx / "tmp").mkdir(parents=True)
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                        "-nodes", "-keyout", str(ngx / "key.pem"), "-out", str(ngx / "cert.pem"), "-days", "1",
-                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True)
         port, tls_port = free_port(), free_port()
-        (ngx / "nginx.conf").write_text(NGINX_CONF.format(dir=ngx, port=port, tls_port=tls_port, root=root))
+        (ngx / "nginx.conf").write_text(NGINX_CONF.format(dir=ngx, port=port, tls_port=tls_port, root=root,
+                                                          cert=self.cert, key=self.key))
         self.nginx = subprocess.Popen(["nginx", "-c", str(ngx / "nginx.conf"), "-p", str(ngx)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.nginx_url = f"http://127.0.0.1:{port}/"
-        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", str(ngx / "cert.pem")
+        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.cert
         time.sleep(0.5)
 
     def stop(self) -> None:
@@ -133,27 +168,33 @@ class Bench:
 
     # -- reads: name → f(key, size) → Measured, checked ------------------------------
 
-    def readers(self) -> dict:
+    def readers(self, route: Route | None = None) -> dict:
+        """Every client reading from SeaweedFS by ``route`` (plain HTTP unless told), and over plain HTTP from
+        nginx too."""
+        route = route or self.plain
         found = {
-            "objperf ram": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "ram"),
-            "objperf discard": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard"),
+            "objperf ram": lambda key, size: self.objperf_get(route, f"s3://{BUCKET}/{key}", size, "ram"),
+            "objperf discard": lambda key, size: self.objperf_get(route, f"s3://{BUCKET}/{key}", size, "discard"),
+        }
+        if route is self.plain:
             # curl's own workload, one GET of the whole object on one connection: the engine's cost
             # per byte against curl's, without the concurrency that curl does not have.
-            "objperf discard 1x": lambda key, size: self.objperf_get(f"s3://{BUCKET}/{key}", size, "discard",
-                                                                     concurrency=1, range_size=size),
-        }
+            found["objperf discard 1x"] = lambda key, size: self.objperf_get(
+                route, f"s3://{BUCKET}/{key}", size, "discard", concurrency=1, range_size=size)
         if tool("s5cmd"):
-            found["s5cmd"] = self.s5cmd_get
+            found["s5cmd"] = lambda key, size: self.s5cmd_get(route, key, size)
         if has_module("boto3"):
-            found["boto3"] = lambda key, size: self.sdk_get("boto3", key, size)
+            found["boto3"] = lambda key, size: self.sdk_get(route, "boto3", key, size)
         if has_module("awscrt"):
-            found["aws crt"] = lambda key, size: self.sdk_get("aws crt", key, size)
+            found["aws crt"] = lambda key, size: self.sdk_get(route, "aws crt", key, size)
         if shutil.which("curl"):
-            found["curl"] = lambda key, size: self.curl(self.client.presign(BUCKET, key), size)
-            found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(self.client.presign(BUCKET, key), size)
-        if self.nginx_url:
-            found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size, "ram")
-            found["objperf discard (nginx)"] = lambda key, size: self.objperf_get(self.nginx_url + key, size,
+            if route is self.plain:
+                found["curl"] = lambda key, size: self.curl(route.client.presign(BUCKET, key), size)
+            found[self.curl_ranged_name] = lambda key, size: self.curl_ranged(
+                route.client.presign(BUCKET, key), size, options=route.curl_trust)
+        if self.nginx_url and route is self.plain:
+            found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(route, self.nginx_url + key, size, "ram")
+            found["objperf discard (nginx)"] = lambda key, size: self.objperf_get(route, self.nginx_url + key, size,
                                                                                   "discard")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
@@ -164,33 +205,34 @@ class Bench:
         curl --parallel, both trusting nginx's certificate and nothing else."""
         if not self.nginx_tls_url:
             return {}
-        url, trust = self.nginx_tls_url, ("--ca-bundle", self.tls_ca)
+        url, route = self.nginx_tls_url, self.secure
         found = {
-            "objperf ram": lambda key, size: self.objperf_get(url + key, size, "ram", extra=trust),
-            "objperf discard": lambda key, size: self.objperf_get(url + key, size, "discard", extra=trust),
-            "objperf discard h2": lambda key, size: self.objperf_get(url + key, size, "discard",
-                                                                     extra=(*trust, "--http", "2")),
+            "objperf ram": lambda key, size: self.objperf_get(route, url + key, size, "ram"),
+            "objperf discard": lambda key, size: self.objperf_get(route, url + key, size, "discard"),
+            "objperf discard h2": lambda key, size: self.objperf_get(route, url + key, size, "discard",
+                                                                     extra=("--http", "2")),
             # one engine thread, as curl runs one: does a second thread take the core the server needs?
-            "objperf discard 1t": lambda key, size: self.objperf_get(url + key, size, "discard",
-                                                                     extra=(*trust, "--threads", "1")),
+            "objperf discard 1t": lambda key, size: self.objperf_get(route, url + key, size, "discard",
+                                                                     extra=("--threads", "1")),
         }
         if shutil.which("curl"):
             name = self.curl_ranged_name
-            cacert = f'cacert = "{self.tls_ca}"'
-            found[name] = lambda key, size: self.curl_ranged(url + key, size, options=(cacert, "http1.1"))
-            found[f"{name} h2"] = lambda key, size: self.curl_ranged(url + key, size, options=(cacert, "http2"))
+            found[name] = lambda key, size: self.curl_ranged(url + key, size, options=(*route.curl_trust, "http1.1"))
+            found[f"{name} h2"] = lambda key, size: self.curl_ranged(url + key, size,
+                                                                     options=(*route.curl_trust, "http2"))
         return found
 
-    def objperf_get(self, url: str, size: int, sink: str, *, concurrency: int = 0, range_size: int = 0,
-                    extra: tuple[str, ...] = ()) -> Measured:
-        args = clients.objperf_fetch(url, endpoint=self.server.endpoint, concurrency=concurrency or self.concurrency,
-                                     range_size=range_size or self.part_size, sink=sink, extra=extra)
-        return self._objperf(args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
+    def objperf_get(self, route: Route, url: str, size: int, sink: str, *, concurrency: int = 0,
+                    range_size: int = 0, extra: tuple[str, ...] = ()) -> Measured:
+        args = clients.objperf_fetch(url, endpoint=route.endpoint, concurrency=concurrency or self.concurrency,
+                                     range_size=range_size or self.part_size, sink=sink,
+                                     extra=(*route.objperf_trust, *extra))
+        return self._objperf(route, args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
 
-    def _objperf(self, args: list[str], good) -> Measured:
+    def _objperf(self, route: Route, args: list[str], good) -> Measured:
         import json
 
-        result = measure(args, env=self.env)
+        result = measure(args, env=route.env)
         if result.ok:
             summary = json.loads(result.detail)
             result.in_run_cpu_gib = summary["client_cpu_s_per_gib"]
@@ -209,17 +251,17 @@ class Bench:
         dest.unlink(missing_ok=True)
         return result
 
-    def s5cmd_get(self, key: str, size: int) -> Measured:
+    def s5cmd_get(self, route: Route, key: str, size: int) -> Measured:
         dest = self.shm / "s5cmd.bin"
-        args = clients.s5cmd_cp(f"s3://{BUCKET}/{key}", str(dest), endpoint=self.server.endpoint,
+        args = clients.s5cmd_cp(f"s3://{BUCKET}/{key}", str(dest), endpoint=route.endpoint,
                                 concurrency=self.concurrency, part_size=self.part_size)
-        return self._check_file(measure(args, env=self.env), dest, size)
+        return self._check_file(measure(args, env=route.env), dest, size)
 
-    def sdk_get(self, name: str, key: str, size: int) -> Measured:
+    def sdk_get(self, route: Route, name: str, key: str, size: int) -> Measured:
         dest = self.shm / "download.bin"
-        args = clients.sdk_transfer(name, "get", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+        args = clients.sdk_transfer(name, "get", endpoint=route.endpoint, region="us-east-1", bucket=BUCKET,
                                     key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
-        return self._check_file(measure(args, env=self.env), dest, size)
+        return self._check_file(measure(args, env=route.env), dest, size)
 
     def curl(self, url: str, size: int) -> Measured:
         # One stream into /dev/null: the yardstick for objperf's discard sink.
@@ -247,35 +289,37 @@ class Bench:
 
     # -- writes: name → f(size, check) → Measured ----------------------------------
 
-    def writers(self) -> dict:
-        found = {"objperf put": self.objperf_put}
+    def writers(self, route: Route | None = None) -> dict:
+        route = route or self.plain
+        found = {"objperf put": lambda size, check: self.objperf_put(route, size, check)}
         if tool("s5cmd"):
-            found["s5cmd"] = self.s5cmd_put
+            found["s5cmd"] = lambda size, check: self.s5cmd_put(route, size, check)
         if has_module("boto3"):
-            found["boto3"] = lambda size, check: self.sdk_put("boto3", size, check)
+            found["boto3"] = lambda size, check: self.sdk_put(route, "boto3", size, check)
         if has_module("awscrt"):
-            found["aws crt"] = lambda size, check: self.sdk_put("aws crt", size, check)
+            found["aws crt"] = lambda size, check: self.sdk_put(route, "aws crt", size, check)
         return found
 
-    def objperf_put(self, size: int, check: bool) -> Measured:
-        args = clients.objperf_put(f"s3://{BUCKET}/put/objperf/", endpoint=self.server.endpoint,
-                                   concurrency=self.concurrency, object_size=size, part_size=self.part_size)
-        result = self._objperf(args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
+    def objperf_put(self, route: Route, size: int, check: bool) -> Measured:
+        args = clients.objperf_put(f"s3://{BUCKET}/put/objperf/", endpoint=route.endpoint,
+                                   concurrency=self.concurrency, object_size=size, part_size=self.part_size,
+                                   extra=route.objperf_trust)
+        result = self._objperf(route, args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
         keys = self.client.list_keys(BUCKET, "put/objperf/")
         return self._check_upload(result, keys[0][0] if keys else "", size, check)
 
-    def s5cmd_put(self, size: int, check: bool) -> Measured:
+    def s5cmd_put(self, route: Route, size: int, check: bool) -> Measured:
         source = self._source(size)
-        args = clients.s5cmd_cp(str(source), f"s3://{BUCKET}/put/s5cmd.bin", endpoint=self.server.endpoint,
+        args = clients.s5cmd_cp(str(source), f"s3://{BUCKET}/put/s5cmd.bin", endpoint=route.endpoint,
                                 concurrency=self.concurrency, part_size=self.part_size)
-        return self._check_upload(measure(args, env=self.env), "put/s5cmd.bin", size, check)
+        return self._check_upload(measure(args, env=route.env), "put/s5cmd.bin", size, check)
 
-    def sdk_put(self, name: str, size: int, check: bool) -> Measured:
+    def sdk_put(self, route: Route, name: str, size: int, check: bool) -> Measured:
         key = f"put/{name.replace(' ', '-')}.bin"
-        args = clients.sdk_transfer(name, "put", endpoint=self.server.endpoint, region="us-east-1", bucket=BUCKET,
+        args = clients.sdk_transfer(name, "put", endpoint=route.endpoint, region="us-east-1", bucket=BUCKET,
                                     key=key, path=str(self._source(size)), concurrency=self.concurrency,
                                     part_size=self.part_size)
-        return self._check_upload(measure(args, env=self.env), key, size, check)
+        return self._check_upload(measure(args, env=route.env), key, size, check)
 
     def _source(self, size: int) -> Path:
         if size == self.size:
