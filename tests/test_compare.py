@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from conftest import run_cli
@@ -101,3 +103,17 @@ def test_one_store_takes_the_same_target_options_as_every_command(store, tmp_pat
 def test_target_options_without_a_url_are_refused_in_one_line():
     proc = run_cli("objperf.compare", "--region", "auto", "--no-save")
     assert proc.returncode == 2 and "give s3://BUCKET/PREFIX/" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_client_that_closes_its_output_early_is_measured_to_its_end():
+    """The peak memory was sampled only while the client's output was open: a client that closed it early
+    ran on unmeasured, its peak read as 0."""
+    import os
+
+    from objperf.peers.clients import measure
+
+    grows = ("import os, time; os.close(1); os.close(2); block = bytearray(64 << 20); "
+             "block[::4096] = b'x' * len(block[::4096]); time.sleep(0.3)")
+    result = measure([sys.executable, "-c", grows], env=dict(os.environ))
+    assert result.ok and result.wall_s >= 0.3
+    assert result.peak_rss_mib >= 64 and result.cpu_s > 0

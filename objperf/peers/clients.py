@@ -205,7 +205,9 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
         proc.stdin.close()
     peak_kib = 0
     status_file = Path(f"/proc/{proc.pid}/status")
-    while any(r.is_alive() for r in readers):
+    # Until the process has ended, not only its pipes: one that closes its output early runs on.  (Asked
+    # without reaping it: wait4 below takes its CPU times.)
+    while any(r.is_alive() for r in readers) or not exited(proc.pid):
         if time.monotonic() - t0 > timeout:
             proc.kill()
         try:
@@ -228,6 +230,11 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
         lines = (output.get("out", "") + output.get("err", "")).strip().splitlines()
         detail = lines[-1] if lines else f"exit {code}"
     return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail)
+
+
+def exited(pid: int) -> bool:
+    """Whether a child has ended, leaving it to be reaped."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def tool(name: str) -> str | None:

@@ -157,15 +157,14 @@ class Recorder:
         if not self.writer or self.write_error is not None:
             self.rows_unwritten += sum(len(c["offset"]) for c in unflushed) if self.writer else 0
             return
-        import pyarrow as pa
-
+        from objperf import arrow
         from objperf.dataset import SAMPLES_DIR, rows_to_table
 
         try:
             if unflushed:
                 self.writer.append(rows_to_table(concat_columns(unflushed), **self.labels))
             for kind, table in self.sampler.take_new().items():
-                self.writer.append(pa.table(table), f"{SAMPLES_DIR}/{kind}")
+                self.writer.append(arrow.table(table), f"{SAMPLES_DIR}/{kind}")
         except OSError as exc:
             self.write_error = exc
             self.rows_unwritten += sum(len(c["offset"]) for c in unflushed)
