@@ -55,7 +55,6 @@ include "payload.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
-op_find_ssl_session_reused()  # rows say which TLS connections resumed a session
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
@@ -208,8 +207,7 @@ cdef class Engine:
             ts.multi = curl_multi_init()
             if ts.multi == NULL:
                 raise EngineError("curl_multi_init failed")
-            if tls:
-                ts.tls_share = op_tls_session_share()
+            ts.tls_share = op_tls_session_share() if tls else NULL
             if op_event_open(&ts.epfd, &ts.wakefd) != 0:
                 raise EngineError("cannot create the engine thread's epoll set")
             curl_multi_setopt(ts.multi, CURLMOPT_SOCKETFUNCTION, <curl_socket_callback>on_socket)
@@ -395,13 +393,7 @@ cdef class Engine:
     def running(self):
         """Whether a started thread is still in its loop.  Each thread says so itself: ``Thread.is_alive`` is
         not to be trusted, as Python 3.11's ``join`` interrupted by Ctrl-C notes a running thread as ended."""
-        cdef int i
-        if self.threads == NULL:
-            return False
-        for i in range(len(self._pythreads)):
-            if not op_atomic_load_int(&self.threads[i].finished):
-                return True
-        return False
+        return self.threads != NULL and any_unfinished(self.threads, len(self._pythreads))
 
     def join(self, timeout=None):
         """Wait for the threads to end, ``timeout`` seconds at most (None: for ever); True once they have."""

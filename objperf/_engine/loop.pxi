@@ -99,3 +99,12 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
             slots[i].busy = 0
         i += stride
     op_atomic_store(&ts.seen_generation, GENERATION_DONE)
+
+
+cdef bint any_unfinished(ThreadState *threads, int started) noexcept nogil:
+    """Whether one of the first ``started`` threads has not yet said its loop has ended."""
+    cdef int i
+    for i in range(started):
+        if not op_atomic_load_int(&threads[i].finished):
+            return True
+    return False

@@ -69,6 +69,9 @@ cdef inline int8_t http_version_of(long version) noexcept nogil:
     return 0
 
 
+op_find_ssl_session_reused()  # rows say which TLS connections resumed a session
+
+
 cdef void write_transfer_info(Slot *s, Ring *r, int64_t i) noexcept nogil:
     """What libcurl knows of the transfer that just ended on this slot: phase times, peers, version."""
     cdef long port = 0, conns = 0, version = 0
