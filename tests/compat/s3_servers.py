@@ -137,7 +137,8 @@ mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
 osd objectstore = memstore
 memstore device bytes = {memstore_bytes}
-crush location = root=default host=objperf-compat
+osd crush update on start = false
+osd class update on start = false
 run dir = {dir}/run
 admin socket = {dir}/run/$name.asok
 pid file = {dir}/run/$name.pid
@@ -177,14 +178,33 @@ class CephRGW(Server):
                   self.conf_value("fsid"), str(d / "monmap")])
         self.run(["ceph-mon", "-c", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(d / "monmap")])
         self.spawn(["ceph-mon", "-c", str(self.conf), "-i", "a", "-f"], "mon.out.log", ("log/mon.a.log",))
-        osd_id = self.run(["ceph", "-c", str(self.conf), "osd", "create"]).strip()
-        self.run(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "--mkfs"])
+        self.wait_for_monitor()
+        osd_uuid = str(uuid.uuid4())
+        osd_id = self.run(["ceph", "-c", str(self.conf), "osd", "create", osd_uuid]).strip()
+        # Placed in the CRUSH map from here, not by the OSD as it boots: one command fewer to race.
+        self.run(["ceph", "-c", str(self.conf), "osd", "crush", "add", f"osd.{osd_id}", "1.0", "host=objperf-compat",
+                  "root=default"])
+        self.run(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid])
         self.spawn(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "-f"], "osd.out.log", (f"log/osd.{osd_id}.log",))
         self.spawn(["radosgw", "-c", str(self.conf), "-n", "client.rgw", "-f"], "rgw.out.log", ("log/client.rgw.log",))
         self.wait_http()
         self.run(["radosgw-admin", "-c", str(self.conf), "user", "create", "--uid", "objperf", "--display-name",
                   "objperf", "--access-key", self.access_key, "--secret-key", self.secret_key])
         return self
+
+    def wait_for_monitor(self) -> None:
+        """Until the monitor answers commands.  Just started, it refuses them ("wrong fsid", EPERM): the OSD
+        then quit during start-up, or a set-up command failed (in CI, and here about one start in five)."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            probe = subprocess.run(["ceph", "-c", str(self.conf), "--connect-timeout", "5", "mon", "stat"],
+                                   capture_output=True, text=True, timeout=READY_TIMEOUT_S)
+            if probe.returncode == 0:
+                return
+            if time.monotonic() > deadline or self.processes[-1].poll() is not None:
+                raise StartError(f"the Ceph monitor did not take commands: {probe.stderr.strip()[-300:]}\n"
+                                 + self.log_tail(self.processes[-1]))
+            time.sleep(0.3)
 
     def conf_value(self, name: str) -> str:
         for line in self.conf.read_text().splitlines():
