@@ -94,8 +94,28 @@ def test_urls_swapped_under_preempted_engine_threads_never_read_freed_memory(sto
     assert done.stdout.split() == ["3000", "0"]
 
 
+@pytest.fixture
+def busy_interpreter():
+    """Another Python thread holding the GIL in long turns, as a busy notebook or dask worker does: each
+    engine thread then needs a turn of its own before its loop starts."""
+    stop = threading.Event()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.02)
+
+    def hold_the_gil():
+        while not stop.is_set():
+            pass
+
+    hog = threading.Thread(target=hold_the_gil)
+    hog.start()
+    yield
+    stop.set()
+    hog.join()
+    sys.setswitchinterval(interval)
+
+
 @pytest.mark.parametrize("threads", [3, 8])
-def test_an_engine_takes_more_threads_than_two(store, threads):
+def test_every_engine_thread_has_started_before_the_first_request(store, threads, busy_interpreter):
     from objperf._engine.core import Engine
 
     url = store.client.presign(store.bucket, "data/small.bin")

@@ -7,11 +7,10 @@ time to first byte it reports is honest.  Every finished request writes one
 row into a per-thread ring of preallocated NumPy columns; Python drains the
 rings while the run goes, so no Python object is made per request.
 
-The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what
-libcurl calls), ``rows.pxi`` (a finished request's row), ``start.pxi`` (starting
-one), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from),
-``loop.pxi`` (each thread's loop), ``options.pxi`` (each slot's options), ``memory.pxi`` (the RAM sink's pages),
-``payload.pxi`` (the upload payload).  This file holds the ``Engine`` class.
+The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
+(a finished request's row), ``start.pxi`` (starting one), ``plan.pxi`` and ``queue.pxi`` (where the next
+request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
+``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload).  This file holds ``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
 clean up the easy handles, then the multi handles (``Engine.close``).
@@ -57,6 +56,8 @@ cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
+JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int64, "length": np.int64,
+               "payload_offset": np.int64, "attempt": np.int16, "ring": np.int32, "busy": np.intc}
 if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
         (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
          ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
@@ -272,12 +273,7 @@ cdef class Engine:
         sh.finished_fd = op_eventfd()
         if sh.finished_fd < 0:
             raise EngineError("cannot create the engine's job-finished eventfd")
-        self._jobs = {"url": np.zeros(capacity, dtype=np.uintp), "op": np.zeros(capacity, dtype=np.int8),
-                      "key": np.zeros(capacity, dtype=np.int32), "offset": np.zeros(capacity, dtype=np.int64),
-                      "length": np.zeros(capacity, dtype=np.int64),
-                      "payload_offset": np.zeros(capacity, dtype=np.int64),
-                      "attempt": np.zeros(capacity, dtype=np.int16),
-                      "ring": np.zeros(capacity, dtype=np.int32), "busy": np.zeros(capacity, dtype=np.intc)}
+        self._jobs = {name: np.zeros(capacity, dtype=dtype) for name, dtype in JOB_COLUMNS.items()}
         self._job_urls = [None] * capacity
         self._free_entries = list(range(capacity - 1, -1, -1))
         sh.job_url = <char **>cnp.PyArray_DATA(self._jobs["url"])
@@ -364,23 +360,28 @@ cdef class Engine:
     # -- running -----------------------------------------------------------
 
     def start(self, double duration=0.0):
-        """Start the engine threads; ``duration`` > 0 ends the run after that many seconds, cutting the
-        requests in flight (a queue's jobs not yet started are left, and the threads end)."""
+        """Start the engine threads, all before the first request; ``duration`` > 0 ends the run after that
+        many seconds, cutting the requests in flight (a queue's jobs not yet started are left)."""
         if self._pythreads or self.closed:
             raise RuntimeError("an Engine runs once")
-        if duration > 0:
-            self.shared.deadline = op_now_mono() + duration
-        with stop_signals_deferred():
-            for i in range(self.nthreads):
-                t = threading.Thread(target=self._thread_main, args=(i,), name=f"objperf-engine-{i}", daemon=True)
-                t.start()
-                self._pythreads.append(t)  # after: a thread that could not start never ends its loop
+        try:
+            with stop_signals_deferred():
+                for i in range(self.nthreads):
+                    t = threading.Thread(target=self._thread_main, args=(i,), name=f"objperf-engine-{i}", daemon=True)
+                    t.start()
+                    self._pythreads.append(t)  # after: a thread that could not start never ends its loop
+        except BaseException:
+            self.stop(abort=True)  # the threads started wait at the gate: let them end
+            raise
+        with nogil:
+            open_gate(&self.shared, self.threads, self.nthreads, duration)
 
     def _thread_main(self, int index):
         cdef ThreadState *ts = &self.threads[index]
         cdef Slot *slots = self.slots
         cdef int nslots = self.nslots, stride = self.nthreads
         with nogil:
+            wait_for_go(ts)
             run_loop(ts, slots, nslots, stride)
             op_atomic_store_int(&ts.finished, 1)
 

@@ -182,6 +182,7 @@ cdef extern from "objperf_helpers.h" nogil:
     int64_t op_atomic_load(int64_t *p)
     void op_atomic_store(int64_t *p, int64_t v)
     int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired)
+    int op_atomic_add_int(int *p, int v)
     int op_atomic_load_int(int *p)
     void op_atomic_store_int(int *p, int v)
     int op_atomic_cas_int(int *p, int expected, int desired)

@@ -60,6 +60,28 @@ cdef int take_finished(ThreadState *ts) noexcept nogil:
             change += 1
 
 
+cdef void wait_for_go(ThreadState *ts) noexcept nogil:
+    """Wait at the start gate until Engine.start opens it (or a stop).  Threads start one after another,
+    milliseconds apart on a busy box: without the gate the first ones would take a short run's every
+    request, and the run's first moments would be measured with part of its concurrency."""
+    cdef Shared *sh = ts.shared
+    op_atomic_add_int(&sh.at_gate, 1)
+    while not op_atomic_load_int(&sh.go) and op_atomic_load_int(&sh.stop) == STOP_NONE:
+        op_event_wait_one(ts.wakefd, GATE_POLL_MS)
+
+
+cdef void open_gate(Shared *sh, ThreadState *threads, int nthreads, double duration) noexcept nogil:
+    """Once every thread waits at the gate, start the run's clock and let them go."""
+    cdef int i
+    while op_atomic_load_int(&sh.at_gate) < nthreads and op_atomic_load_int(&sh.stop) == STOP_NONE:
+        op_sleep_ms(1)
+    if duration > 0:
+        sh.deadline = op_now_mono() + duration
+    op_atomic_store_int(&sh.go, 1)
+    for i in range(nthreads):
+        op_event_wake(threads[i].wakefd)
+
+
 cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcept nogil:
     """Keep every slot of this thread busy until the plan, the queue's end, the deadline or a stop ends it.
     Requests still in flight when the deadline passes, or at an abort, are cut: each leaves a row with

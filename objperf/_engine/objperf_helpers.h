@@ -30,6 +30,7 @@ static inline void op_atomic_store(int64_t *p, int64_t v) { __atomic_store_n(p, 
 static inline int op_atomic_cas(int64_t *p, int64_t expected, int64_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+static inline int op_atomic_add_int(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
 static inline int op_atomic_load_int(int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void op_atomic_store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline int op_atomic_cas_int(int *p, int expected, int desired) {

@@ -7,6 +7,7 @@ cdef enum:
     ERRBUF_CAP = 2048
     EVENTS_CAP = 64
     IDLE_WAIT_MS = 100
+    GATE_POLL_MS = 1
     S3ERR_CAP = 64
     IP_CAP = 46
     ETAG_CAP = 48
@@ -68,6 +69,8 @@ ctypedef struct Shared:
     int64_t max_requests
     int64_t max_bytes
     double deadline
+    int at_gate          # threads waiting for the start: no request is made until every one is (see wait_for_go)
+    int go
     int stop
     int fault_kind       # the first request the engine could not start (FAULT_*), which ends the run
     int fault_code
