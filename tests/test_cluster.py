@@ -84,6 +84,27 @@ def test_a_host_killed_mid_run_is_named_and_the_others_rows_kept(store, tmp_path
     assert "lost" in manifest["summary"]["error"]
 
 
+def test_no_host_is_called_lost_while_the_client_refreshes_its_view_of_the_cluster(store, tmp_path):
+    """The dask client refreshes its cached scheduler identity every few seconds without the workers: read
+    from that cache, a moment's empty list of workers made every running host "lost".  Refreshing every
+    5 ms makes that moment come every time."""
+    import dask
+
+    from objperf.cluster.connect import open_cluster
+    from objperf.cluster.runner import run_on_cluster
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.jobs import ReadSource, read_job
+
+    workload = ReadWorkload(concurrency=1, threads=1, range_size=RANGE, duration=3.0)
+    job = functools.partial(read_job, ReadSource(f"s3://{store.bucket}/data/odd.bin", store.server.settings()),
+                            workload)
+    with dask.config.set({"distributed.client.scheduler-info-interval": "5ms"}):
+        with open_cluster(None, 2, workers=None, wait_for=None, say=print) as cluster:
+            result = run_on_cluster(cluster, job, kind="read", out=tmp_path / "run", target={}, workload={},
+                                    say=print)
+    assert result.status == "complete" and result.lost == {}, result.lost
+
+
 def test_a_worker_with_another_objperf_version_is_refused(monkeypatch):
     import objperf.cluster.connect as connect
     from objperf.errors import UsageError

@@ -79,15 +79,21 @@ def open_cluster(address: str | None, local_workers: int | None, *, workers: int
             local.close()
 
 
+def workers_present(client) -> dict[str, dict]:
+    """The workers connected now, by address, asked of the scheduler.  Not ``client.scheduler_info()``: it
+    returns the client's cache, which a periodic refresh rewrites without the workers at any moment."""
+    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+
+
 def _hosts(client, *, workers: int | None, wait_for: int | None, wait_timeout: float) -> list[Host]:
     if wait_for:
         try:
             client.wait_for_workers(wait_for, timeout=wait_timeout)
         except TimeoutError:
-            found = len(client.scheduler_info()["workers"])
+            found = len(workers_present(client))
             raise UsageError(f"only {found} of the {wait_for} workers asked for joined within "
                              f"{wait_timeout:g} s") from None
-    info = client.scheduler_info()["workers"]
+    info = workers_present(client)
     addresses = sorted(info)
     wanted = workers or len(addresses)
     if not addresses or wanted > len(addresses):

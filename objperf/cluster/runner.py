@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from objperf.cluster.connect import Cluster
+from objperf.cluster.connect import Cluster, workers_present
 from objperf.cluster.host import READY_TIMEOUT_S, ready_event, run_host
 from objperf.errors import ObjperfError, RunFailed
 from objperf.run.control import stop_requested
@@ -136,7 +136,7 @@ def _start_together(client, futures, names: dict[str, str], count: int) -> None:
 
 def _note_lost(client, hosts, futures, lost: dict[str, str]) -> None:
     """A host whose worker left the cluster is lost: its task is cancelled, never rerun elsewhere."""
-    present = set(client.scheduler_info()["workers"])
+    present = set(workers_present(client))
     for host, future in zip(hosts, futures):
         if not future.done() and host.address not in present:
             lost[host.label] = f"worker {host.address} left the cluster mid-run"
