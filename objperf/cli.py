@@ -279,7 +279,8 @@ def add_connection_args(p: argparse.ArgumentParser) -> None:
                         "a TLS handshake (rows say which resumed a session); what a client without keep-alive "
                         "pays")
     c.add_argument("--buffer-size", type=buffer_size_arg,
-                   help="libcurl buffer size per slot, 1KiB to 10MiB (default 128KiB receiving, 1MiB sending)")
+                   help="libcurl buffer size per slot, 1KiB to 10MiB (default: 1MiB sending; 128KiB receiving, "
+                        "less beyond 256 slots, 32MiB in all, 16KiB at least)")
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:

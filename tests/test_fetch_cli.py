@@ -53,6 +53,21 @@ def test_fetch_writes_a_loadable_dataset(store, tmp_path):
     assert_no_secrets(store, proc.stdout, proc.stderr, directory=out)
 
 
+@pytest.mark.parametrize("args, receive_buffer", [
+    ((), 64 << 10),  # 512 slots share 32 MiB of receive buffers
+    (("--buffer-size", "256KiB"), 256 << 10),  # asked for: kept
+])
+def test_many_slots_share_a_bounded_receive_buffer_and_the_manifest_says_which(store, tmp_path, args,
+                                                                              receive_buffer):
+    out = tmp_path / "run"
+    proc = fetch(store, f"s3://{store.bucket}/data/small.bin", "-c", "512", "--requests", "512", "--sink", "discard",
+                 *args, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    df = load(out)
+    assert len(df) == 512 and (df["bytes"] == store.objects["data/small.bin"]).all()
+    assert df.attrs["manifest"]["workload"]["buffer_size"] == receive_buffer
+
+
 def test_a_run_writes_its_dataset_without_importing_pandas(store, tmp_path):
     """Importing pandas cost every run 0.2 s and 45 MiB before its first request; writing rows and samples
     needs only pyarrow.  The dataset reads back whole."""

@@ -11,6 +11,12 @@ from objperf.errors import UsageError
 
 SINKS = ("ram", "discard", "file")
 ENGINES = ("curl", "requests")
+# libcurl's receive buffer per slot.  Streams from a store arrive a few hundred KiB per wakeup; 128 KiB
+# buffers stay in L2 where 1 MiB ones spill to L3: about 10% less client CPU per GiB against SeaweedFS
+# here (c=1 and c=16).  A few very fast streams (20 Gbps from nginx on loopback) do better with 1 MiB.
+RECEIVE_BUFFER = 128 << 10
+RECEIVE_BUFFERS_TOTAL = 32 << 20  # 256 slots of 128 KiB
+RECEIVE_BUFFER_MIN = 16 << 10
 # libcurl's CONNECT_TO: HOST:PORT:ADDR:PORT, any part but the last pair may be empty, IPv6 in brackets.
 _HOST, _PORT = r"(?:\[[0-9A-Za-z:.%]+\]|[^:\[\]]*)", r"(\d{0,5})"
 _CONNECT_TO = re.compile(rf"{_HOST}:{_PORT}:({_HOST}):{_PORT}")
@@ -128,11 +134,7 @@ class ReadWorkload:
     verify: bool = False
     timeout: float = 300.0
     connect_timeout: float = 10.0
-    # libcurl's receive buffer per slot.  Streams from a store arrive a few hundred KiB per wakeup;
-    # 128 KiB buffers stay in L2 where 1 MiB ones spill to L3: about 10% less client CPU per GiB
-    # against SeaweedFS here (c=1 and c=16).  A few very fast streams (20 Gbps from nginx on
-    # loopback) do better with 1 MiB: fewer receive calls.
-    buffer_size: int = 128 << 10
+    buffer_size: int | None = None  # libcurl's receive buffer per slot; None: receive_buffer() chooses
     keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     engine: str = "curl"
     seed: int = 0x9E3779B97F4A7C15
@@ -154,7 +156,7 @@ class ReadWorkload:
             raise UsageError(f"http version must be 1.1 or 2, not {self.http_version!r}")
         if self.engine not in ENGINES:
             raise UsageError(f"engine must be one of {', '.join(ENGINES)}, not {self.engine!r}")
-        if not 1024 <= self.buffer_size <= 10 * 1024 * 1024:
+        if self.buffer_size is not None and not 1024 <= self.buffer_size <= 10 * 1024 * 1024:
             raise UsageError("buffer size must be between 1 KiB and 10 MiB (libcurl's limits)")
         for name in ("duration", "requests", "bytes"):
             value = getattr(self, name)
@@ -168,5 +170,14 @@ class ReadWorkload:
             raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface, "
                              "HTTP/2 nor --no-keepalive")
 
+    def receive_buffer(self) -> int:
+        """libcurl's receive buffer per slot: the one asked for, else 128 KiB while the slots' buffers
+        together stay within RECEIVE_BUFFERS_TOTAL, and less (down to 16 KiB) beyond.  libcurl allocates
+        it per slot whatever the object's size, and many slots share the link: 4096 slots of 128 KiB
+        were 512 MiB of the client's memory for streams that each moved well under 1 MiB/s."""
+        if self.buffer_size is not None:
+            return self.buffer_size
+        return max(RECEIVE_BUFFER_MIN, min(RECEIVE_BUFFER, RECEIVE_BUFFERS_TOTAL // self.concurrency // 1024 * 1024))
+
     def describe(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "buffer_size": self.receive_buffer()}

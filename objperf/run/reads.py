@@ -48,7 +48,8 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
     return Engine(target.urls, sizes, threads=workload.threads, ip=workload.ip, connect_to=workload.connect_to,
                   spread_to=spread_entries(workload.spread_to),
                   interface=workload.interface, http_version=workload.http_version, tls=target.tls,
-                  buffer_size=workload.buffer_size, keepalive=workload.keepalive, **target.engine_tls(), **common)
+                  buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
+                  **common)
 
 
 def open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int]:
