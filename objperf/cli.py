@@ -345,7 +345,7 @@ def s3_settings(args):
     return S3Settings(endpoint=args.endpoint, region=args.region or environment_region(), profile=args.profile,
                       anonymous=args.anonymous,
                       addressing=args.addressing, ca_bundle=ca_bundle(args), verify_tls=not args.no_verify_ssl,
-                      timeout=control_timeout(args))
+                      timeout=control_timeout(args), multipart_timeout=control_timeout(args, duration=False))
 
 
 def check_endpoint(endpoint: str | None) -> None:
@@ -364,12 +364,13 @@ def check_endpoint(endpoint: str | None) -> None:
         raise UsageError(f"bad --endpoint {endpoint!r}: expected http(s)://HOST[:PORT]")
 
 
-def control_timeout(args) -> float:
-    """How long a control-plane call (HEAD, listing, a multipart call) may wait: bounded by --timeout and
-    by the run's --duration, so a server that accepts and never answers ends the command on time."""
+def control_timeout(args, *, duration: bool = True) -> float:
+    """How long a control-plane call (HEAD, listing) may wait: bounded by --timeout and by the run's
+    --duration, so a server that accepts and never answers ends the command on time.  ``duration=False``:
+    by --timeout alone, for the multipart calls that open and close a write run's uploads."""
     from objperf.s3.settings import CONTROL_TIMEOUT_S
 
-    bounds = [CONTROL_TIMEOUT_S, getattr(args, "timeout", None), getattr(args, "duration", None)]
+    bounds = [CONTROL_TIMEOUT_S, getattr(args, "timeout", None), duration and getattr(args, "duration", None)]
     return max(1.0, min(b for b in bounds if b))
 
 

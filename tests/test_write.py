@@ -259,6 +259,20 @@ def test_duration_cuts_the_parts_in_flight(store, tmp_path):
     assert no_open_uploads(store)
 
 
+def test_a_short_runs_aborts_are_not_cut_by_its_duration(store, tmp_path):
+    """At the end of a 1 s run SeaweedFS takes its aborts of uploads on one key a second apart.  Bounded by
+    the run's duration, they timed out and the uploads stayed open; they are bounded by --timeout."""
+    out = tmp_path / "run"
+    done = run_cli("objperf.put", f"s3://{store.bucket}/short/", "--endpoint", store.server.endpoint, "-c", "16",
+                   "--object-size", "6MiB", "--part-size", "5MiB", "--keys", "1", "--duration", "1s", "--cleanup",
+                   "--out", str(out), env=store.env())
+    assert done.returncode == 0, done.stderr
+    rows = load(out)
+    aborts = rows[rows["op"] == "ABORT_MPU"]
+    assert len(aborts) >= 2 and (aborts["status"] == 204).all(), aborts[["status", "curl_code", "total_s"]]
+    assert "left open" not in done.stdout
+
+
 def test_mixed_run_has_both_directions(store, tmp_path):
     from objperf.plan.reads import ReadWorkload
     from objperf.s3.target import resolve_read_target

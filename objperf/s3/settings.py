@@ -37,6 +37,9 @@ class S3Settings:
     ca_bundle: str | None = None  # over TLS: trust these CA certificates instead of the system's
     verify_tls: bool = True  # False: trust any certificate (--no-verify-ssl)
     timeout: float = CONTROL_TIMEOUT_S  # a control-plane call waits at most this long for its next byte
+    # A write run's multipart calls (create, complete, abort) may wait longer, up to --timeout whatever the
+    # run's duration: an upload a short run could not abort in time stays open, and is billed.
+    multipart_timeout: float = CONTROL_TIMEOUT_S
 
     @property
     def connect_timeout(self) -> float:
