@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,7 +112,8 @@ class DatasetWriter:
     @staticmethod
     def _compact(directory: Path) -> None:
         parts = sorted(directory.glob("part-*.parquet"))
-        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="permissive")
+        # ParquetFile, not read_table: that loads pyarrow.dataset, 0.3 s of CPU and 58 MiB in every run
+        table = pa.concat_tables([pq.ParquetFile(p).read() for p in parts], promote_options="permissive")
         tmp = directory / ".compact.tmp"
         pq.write_table(table, tmp, compression="zstd")
         for part in parts:
@@ -120,9 +121,17 @@ class DatasetWriter:
         os.replace(tmp, directory / "part-00000.parquet")
 
 
+def _dictionary(column: np.ndarray, name: Callable[[object], str]) -> pa.Array:
+    """``column`` dictionary-encoded in NumPy, each distinct value named by ``name``.  Not Arrow's
+    ``cast``/``dictionary_encode``: they load pyarrow.compute, 0.3 s of CPU and 50 MiB in every run."""
+    unique, position = np.unique(column, return_inverse=True)
+    return pa.DictionaryArray.from_arrays(arrow.from_numpy(position.astype(np.int32)),
+                                          arrow.strings([name(value) for value in unique.tolist()]))
+
+
 def _text(column: np.ndarray) -> pa.Array:
-    """Fixed-width bytes from the engine → dictionary-encoded strings."""
-    return arrow.from_numpy(column).cast(pa.string()).dictionary_encode()
+    """Fixed-width bytes from the engine (trailing NULs dropped) → dictionary-encoded strings."""
+    return _dictionary(column, lambda raw: raw.decode("utf-8", "replace"))
 
 
 def _labels(indexes: np.ndarray, labels: list[str]) -> pa.Array:
@@ -143,12 +152,11 @@ def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, bucket
                   keys: list[str]) -> pa.Table:
     """Engine columns (``key_index`` into ``keys``/``buckets``) → the dataset's Arrow table."""
     n = len(cols["offset"])
-    versions = [HTTP_VERSIONS.get(v, str(v)) for v in cols["http_version"].tolist()]
     data = {name: arrow.from_numpy(cols[name]) for name in COLUMNS if name in cols}
     data.update({name: _text(cols[name]) for name in TEXT_COLUMNS})
     data.update(run_id=_constant(run_id, n), host=_constant(host, n), op=_labels(cols["op"], list(OPS)),
                 bucket=_labels(cols["key_index"], buckets), key=_labels(cols["key_index"], keys),
-                http_version=arrow.strings(versions).dictionary_encode())
+                http_version=_dictionary(cols["http_version"], lambda v: HTTP_VERSIONS.get(v, str(v))))
     return pa.table({name: data[name] for name in COLUMNS})
 
 

@@ -23,7 +23,7 @@ def write_hosts(writer: DatasetWriter, label: str, files: dict[str, bytes]) -> d
     for name, data in sorted(files.items()):
         if not name.endswith(".parquet"):
             continue
-        table = pq.read_table(io.BytesIO(data))
+        table = pq.ParquetFile(io.BytesIO(data)).read()
         subdir = str(Path(name).parent)
         if subdir.startswith(SAMPLES_DIR):
             table = table.append_column("host", pa.array([label] * table.num_rows, pa.string()))
