@@ -197,8 +197,8 @@ class S3Client:
         return self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"].read()
 
     def abort_upload(self, bucket: str, key: str, upload_id: str) -> None:
-        self._multipart_client._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload", Bucket=bucket, Key=key,
-                   UploadId=upload_id)
+        self._multipart_client._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload",
+                                     Bucket=bucket, Key=key, UploadId=upload_id)
 
     def delete_object(self, bucket: str, key: str) -> None:
         self._call(f"DELETE s3://{bucket}/{key}", "delete_object", Bucket=bucket, Key=key)
