@@ -19,7 +19,7 @@ def from_numpy(values: np.ndarray) -> pa.Array:
     as NumPy drops them) as binary, text (``U`` or Python strings) as strings."""
     values = np.asarray(values)
     if values.dtype.kind == "S":
-        return _binary([item for item in values.tolist()], pa.binary())
+        return _binary(values.tolist(), pa.binary())
     if values.dtype.kind in "UO":
         return strings([str(item) for item in values.tolist()])
     if values.dtype == np.bool_:

@@ -26,7 +26,7 @@ def abort_lost(settings: S3Settings, workload: WriteWorkload, index: int, run_id
     from objperf.plan.writes import object_key
     from objperf.s3.client import S3Client
 
-    client = S3Client(settings)
+    client = S3Client(settings.for_multipart())  # aborts wait up to --timeout, as the run's own do
     prefix = host_prefix(workload.prefix, index)
     mine = object_key(prefix, run_id, 0)[:-len("00000")]  # every key the host's run named starts so
     for bucket in workload.buckets:

@@ -78,6 +78,8 @@ class Uploader:
 
     def __init__(self, client: S3Client, workload: WriteWorkload, recorder: Recorder):
         self.client = client
+        # Opens and closes the multipart uploads, bounded by --timeout, not --duration
+        self.multipart = client.for_multipart() if workload.multipart else client
         self.workload = workload
         self.recorder = recorder
         self.data = make_payload(workload)
@@ -191,7 +193,7 @@ class Uploader:
         may have opened an upload whose id never reached us.  Keys are the run's own, so every upload
         open on this exact key is this run's; abort them rather than leave parts to be billed."""
         try:
-            found = [upload_id for key, upload_id in self.client.open_uploads(upload.bucket, upload.key)
+            found = [upload_id for key, upload_id in self.multipart.open_uploads(upload.bucket, upload.key)
                      if key == upload.key]
         except ObjperfError:
             self.left_open.append(f"s3://{upload.bucket}/{upload.key} (its CreateMultipartUpload was cut and the "
@@ -277,7 +279,7 @@ class Uploader:
         while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
                and not (self.stopping or self._budget_spent())):
             upload = self._reserve()
-            future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
+            future = self._opener.submit(self.multipart.attempt, "create_multipart_upload", Bucket=upload.bucket,
                                          Key=upload.key)
             self._opening[future] = upload
         return None
@@ -350,7 +352,7 @@ class Uploader:
             self.written.append(upload)
             return
         parts = [{"PartNumber": n, "ETag": upload.etags[n]} for n in sorted(upload.etags)]
-        outcome = self.client.attempt("complete_multipart_upload", Bucket=upload.bucket, Key=upload.key,
+        outcome = self.multipart.attempt("complete_multipart_upload", Bucket=upload.bucket, Key=upload.key,
                                       UploadId=upload.upload_id, MultipartUpload={"Parts": parts})
         self.recorder.add(control_row("COMPLETE_MPU", upload.index, outcome, length=upload.size))
         if outcome.ok:
@@ -388,7 +390,7 @@ class Uploader:
             self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
 
     def _send_abort(self, upload: Upload) -> Attempt:
-        return self.client.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
+        return self.multipart.attempt("abort_multipart_upload", Bucket=upload.bucket, Key=upload.key,
                                    UploadId=upload.upload_id)
 
     # -- after the run ------------------------------------------------------------

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import replace
-from functools import cached_property
 
 from objperf.errors import BucketNotFound, NotFound, UsageError
 from objperf.s3.boto import BotocorePlane
@@ -70,16 +68,15 @@ class S3Client:
     # -- the calls a run makes (light where it can) ----------------------------------------------------
 
     def attempt(self, method: str, **params) -> Attempt:
-        """One multipart call whose outcome becomes a row: S3 errors are returned, not raised.  It waits up
-        to the settings' ``multipart_timeout``."""
-        return self._multipart_client._plane(method).attempt(method, **params)
+        """One multipart call whose outcome becomes a row: S3 errors are returned, not raised."""
+        return self._plane(method).attempt(method, **params)
 
-    @cached_property
-    def _multipart_client(self) -> S3Client:
+    def for_multipart(self) -> S3Client:
+        """This client, waiting up to the settings' ``multipart_timeout``: for the calls that open and close a
+        write run's uploads.  Made before the run: through botocore a client costs 0.45 s of CPU."""
         if self.settings.multipart_timeout == self.settings.timeout:
             return self
-        return S3Client(replace(self.settings, timeout=self.settings.multipart_timeout),
-                        light=self._light is not None)
+        return S3Client(self.settings.for_multipart(), light=self._light is not None)
 
     def object_size(self, bucket: str, key: str) -> int:
         """HEAD the object; a missing object or bucket is named as such."""
@@ -197,8 +194,8 @@ class S3Client:
         return self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"].read()
 
     def abort_upload(self, bucket: str, key: str, upload_id: str) -> None:
-        self._multipart_client._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload",
-                                     Bucket=bucket, Key=key, UploadId=upload_id)
+        self._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload", Bucket=bucket, Key=key,
+                   UploadId=upload_id)
 
     def delete_object(self, bucket: str, key: str) -> None:
         self._call(f"DELETE s3://{bucket}/{key}", "delete_object", Bucket=bucket, Key=key)

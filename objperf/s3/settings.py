@@ -4,7 +4,7 @@ control plane and the engine alike.  No secret is ever part of what ``describe``
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from objperf.errors import UsageError
 
@@ -40,6 +40,10 @@ class S3Settings:
     # A write run's multipart calls (create, complete, abort) may wait longer, up to --timeout whatever the
     # run's duration: an upload a short run could not abort in time stays open, and is billed.
     multipart_timeout: float = CONTROL_TIMEOUT_S
+
+    def for_multipart(self) -> S3Settings:
+        """These settings with ``multipart_timeout`` as the control-plane timeout."""
+        return replace(self, timeout=self.multipart_timeout)
 
     @property
     def connect_timeout(self) -> float:
