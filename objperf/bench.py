@@ -43,12 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_main("objperf.bench", lambda: _bench(args))
 
 
-def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str):
+def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str, server_cpu_s):
     big: dict[str, list[Measured]] = {name: [] for name in clients}
     small: dict[str, list[Measured]] = {name: [] for name in clients}
     for rep in range(repeat):
         for name, client in clients.items():  # interleaved: every client once per round
+            before = server_cpu_s()
             big[name].append(run_big(client, rep))
+            big[name][-1].server_cpu_s = server_cpu_s() - before
             small[name].append(run_small(client))
             last = big[name][-1]
             print(f"{label} round {rep + 1}/{repeat}  {name:24} {size * 8 / last.wall_s / 1e9:7.2f} Gbps "
@@ -115,12 +117,14 @@ def _bench(args) -> int:
             bench.start()
             if args.op in ("get", "all"):
                 big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
-                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get")
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get",
+                                     bench.server_cpu_s)
                 tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("tls", "all") and bench.nginx_tls_url:
                 big, small = _rounds(bench.tls_readers(), lambda f, rep: f(BIG_KEY, args.size),
-                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "tls")
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "tls",
+                                     bench.server_cpu_s)
                 name = bench.curl_ranged_name
                 tables.append(render_table("reads over TLS 1.3", big, small, args.size, base=name, cpu_base=name,
                                            server="nginx serving /dev/shm over HTTPS")
@@ -128,7 +132,8 @@ def _bench(args) -> int:
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("tls", "all"):  # every read and write row again, over SeaweedFS's HTTPS gateway
                 big, small = _rounds(bench.readers(bench.secure), lambda f, rep: f(BIG_KEY, args.size),
-                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "tls get")
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "tls get",
+                                     bench.server_cpu_s)
                 name = bench.curl_ranged_name
                 tables.append(render_table("reads over HTTPS", big, small, args.size, base=name, cpu_base=name,
                                            server="local SeaweedFS's HTTPS gateway")
@@ -136,7 +141,8 @@ def _bench(args) -> int:
                 ok &= all(m.ok for runs in big.values() for m in runs)
                 bench.part_size, read_part_size = args.write_part_size, bench.part_size
                 big, small = _rounds(bench.writers(bench.secure), lambda f, rep: f(args.size, rep == 0),
-                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "tls put")
+                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "tls put",
+                                     bench.server_cpu_s)
                 bench.part_size = read_part_size
                 tables.append(render_table("writes over HTTPS", big, small, args.size, base="best peer",
                                            cpu_base="best peer", server="local SeaweedFS's HTTPS gateway"))
@@ -144,7 +150,8 @@ def _bench(args) -> int:
             if args.op in ("put", "all"):
                 bench.part_size = args.write_part_size
                 big, small = _rounds(bench.writers(), lambda f, rep: f(args.size, rep == 0),
-                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put")
+                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put",
+                                     bench.server_cpu_s)
                 tables.append(render_table("writes", big, small, args.size, base="best peer", cpu_base="best peer"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("scale", "all"):

@@ -46,3 +46,17 @@ def test_each_server_has_its_own_curl():
     assert like_for_like_curl("objperf discard 1x", rows) == "curl"
     assert like_for_like_curl("curl (nginx)", rows) == "curl (nginx)"
     assert like_for_like_curl("objperf ram (nginx)", {"curl (nginx)": {}}) == "curl (nginx)"
+
+
+def test_a_row_shows_its_rate_once_started_and_what_the_server_spent():
+    slow_start = Measured(2.0, 0.5, 0.1, 10, 0, server_cpu_s=0.75)
+    big = {"objperf discard": [slow_start], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
+    small = {"objperf discard": [Measured(1.0, 0.3, 0.0, 10, 0)], "curl 16x": [Measured(0.0, 0.0, 0.0, 10, 0)]}
+    table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
+    assert table[1].split()[1:9] == ["Gbps", "in-run", "running", "CPU-s/GiB", "marginal", "in-run", "server", "peak"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    # 2 s for 1 GiB whole, of which 1 s was the start-up its 1 MiB run also took
+    assert mine[0] == "4.29" and mine[2] == f"{((1 << 30) - (1 << 20)) * 8 / 1e9:.2f}"
+    assert mine[6] == "0.750"
+    assert theirs[6] == "-"  # no reading of the server: not shown as zero

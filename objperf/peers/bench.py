@@ -159,6 +159,23 @@ class Bench:
         self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.cert
         time.sleep(0.5)
 
+    def server_cpu_s(self) -> float:
+        """CPU seconds SeaweedFS and nginx have spent so far, every process of theirs: read before and after a
+        client's run, it shows what serving that client cost.  On a box the client shares with its server, a
+        client that takes the server's cores shows here, as a dearer GiB."""
+        import psutil
+
+        total = 0.0
+        for pid in [*self.server.pids, *([self.nginx.pid] if self.nginx else [])]:
+            try:
+                root = psutil.Process(pid)
+                for proc in (root, *root.children(recursive=True)):
+                    times = proc.cpu_times()
+                    total += times.user + times.system
+            except psutil.Error:  # a process that ended between the listing and the read
+                continue
+        return total
+
     def stop(self) -> None:
         if self.nginx:
             self.nginx.terminate()
@@ -419,8 +436,12 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         cpu = median([m.cpu_s for m in good])
         in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
         in_run_gbps = [m.in_run_gbps for m in good if m.in_run_gbps is not None]
+        server_cpu = [m.server_cpu_s for m in good if m.server_cpu_s is not None]
+        start_up = median([m.wall_s for m in small[name] if m.ok])
         rows[name] = {
             "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
+            "running_gbps": median([(size - SMALL_SIZE) * 8 / max(m.wall_s - start_up, 1e-9) / 1e9 for m in good]),
+            "server_gib": median(server_cpu) / (size / GIB) if server_cpu else None,
             "cpu_gib": cpu / (size / GIB),
             "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
             "in_run": median(in_run) if in_run else None,
@@ -444,12 +465,14 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         ref = reference(name, field, wanted)
         return f"{rows[name][field] / ref:.2f}x" if ref else "-"
 
-    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'CPU-s/GiB':>9} {'marginal':>8} {'in-run':>6} "
-              f"{'peak RSS':>9} {'ok':>4}  "
+    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
+              f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
     lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, {server}, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
-             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up"
+             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
+             f"from wall time less the client's own 1 MiB run; server = the server's CPU-s per GiB served to "
+             f"the client"
              + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
                 "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
              header, "-" * len(header)]
@@ -459,8 +482,9 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
             continue
         in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
         in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
-        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['cpu_gib']:9.3f} {row['marginal_gib']:8.3f} "
-                     f"{in_run} "
+        server = f"{row['server_gib']:6.3f}" if row["server_gib"] is not None else f"{'-':>6}"
+        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['running_gbps']:7.2f} {row['cpu_gib']:9.3f} "
+                     f"{row['marginal_gib']:8.3f} {in_run} {server} "
                      f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
                      f"{ratio(name, 'marginal_gib', cpu_base):>26}")
     lines += round_ratios(big, base)

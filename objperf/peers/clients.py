@@ -172,6 +172,7 @@ class Measured:
     detail: str = ""  # standard output on success, the last line printed on failure
     in_run_cpu_gib: float | None = None  # objperf's own counts, from its JSON summary
     in_run_gbps: float | None = None
+    server_cpu_s: float | None = None  # what the server spent while this client ran
 
     @property
     def ok(self) -> bool:

@@ -89,6 +89,11 @@ class LocalSeaweed:
         self._grpc_sockets: list[str] = []  # SeaweedFS puts these in /tmp whatever it is told, and leaves them
         self.s3_port = self.s3_port6 = self.s3_port_tls = self.filer_port = self.master_port = 0
 
+    @property
+    def pids(self) -> list[int]:
+        """The server's processes (a benchmark reads their CPU time)."""
+        return [proc.pid for proc in self._procs]
+
     # -- lifecycle --------------------------------------------------------
 
     def start(self) -> LocalSeaweed:
