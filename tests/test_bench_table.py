@@ -60,3 +60,13 @@ def test_a_row_shows_its_rate_once_started_and_what_the_server_spent():
     assert mine[0] == "4.29" and mine[2] == f"{((1 << 30) - (1 << 20)) * 8 / 1e9:.2f}"
     assert mine[6] == "0.750"
     assert theirs[6] == "-"  # no reading of the server: not shown as zero
+
+
+def test_curl_reads_every_range_once_per_pass_pass_after_pass():
+    from objperf.peers.clients import curl_ranged
+
+    _, config = curl_ranged("https://host/obj", 20, range_size=8, concurrency=2, options=('cacert = "ca.pem"',),
+                            passes=2)
+    transfers = config.split("next\n")
+    assert [t.split('range = "')[1].split('"')[0] for t in transfers] == ["0-7", "8-15", "16-19"] * 2
+    assert all('cacert = "ca.pem"' in t for t in transfers)

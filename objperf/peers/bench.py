@@ -217,34 +217,40 @@ class Bench:
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
         return found
 
-    def tls_readers(self) -> dict:
+    def tls_readers(self, passes: int = 1) -> dict:
         """The same ranged reads over TLS 1.3 from nginx serving /dev/shm, HTTP/1.1 and HTTP/2: objperf against
-        curl --parallel, both trusting nginx's certificate and nothing else."""
+        curl --parallel, both trusting nginx's certificate and nothing else.  Each client reads the object
+        ``passes`` times over, so that a start-up of a few tenths of a second weighs as it would in a run of
+        seconds: each function takes the object's size and returns what moving ``passes`` times that cost."""
         if not self.nginx_tls_url:
             return {}
         url, route = self.nginx_tls_url, self.secure
+
+        def objperf(sink: str, *extra: str):
+            return lambda key, size: self.objperf_get(route, url + key, size, sink, passes=passes, extra=extra)
+
         found = {
-            "objperf ram": lambda key, size: self.objperf_get(route, url + key, size, "ram"),
-            "objperf discard": lambda key, size: self.objperf_get(route, url + key, size, "discard"),
-            "objperf discard h2": lambda key, size: self.objperf_get(route, url + key, size, "discard",
-                                                                     extra=("--http", "2")),
+            "objperf ram": objperf("ram"),
+            "objperf discard": objperf("discard"),
+            "objperf discard h2": objperf("discard", "--http", "2"),
             # one engine thread, as curl runs one: does a second thread take the core the server needs?
-            "objperf discard 1t": lambda key, size: self.objperf_get(route, url + key, size, "discard",
-                                                                     extra=("--threads", "1")),
+            "objperf discard 1t": objperf("discard", "--threads", "1"),
         }
         if shutil.which("curl"):
             name = self.curl_ranged_name
-            found[name] = lambda key, size: self.curl_ranged(url + key, size, options=(*route.curl_trust, "http1.1"))
-            found[f"{name} h2"] = lambda key, size: self.curl_ranged(url + key, size,
-                                                                     options=(*route.curl_trust, "http2"))
+            for suffix, version in (("", "http1.1"), (" h2", "http2")):
+                found[name + suffix] = lambda key, size, version=version: self.curl_ranged(
+                    url + key, size, options=(*route.curl_trust, version), passes=passes)
         return found
 
     def objperf_get(self, route: Route, url: str, size: int, sink: str, *, concurrency: int = 0,
-                    range_size: int = 0, extra: tuple[str, ...] = ()) -> Measured:
+                    range_size: int = 0, passes: int = 1, extra: tuple[str, ...] = ()) -> Measured:
+        range_size = range_size or self.part_size
+        if passes > 1:  # every range once per pass, in order: the run's requests go round the object
+            extra = ("--requests", str(passes * -(-size // range_size)), *extra)
         args = clients.objperf_fetch(url, endpoint=route.endpoint, concurrency=concurrency or self.concurrency,
-                                     range_size=range_size or self.part_size, sink=sink,
-                                     extra=(*route.objperf_trust, *extra))
-        return self._objperf(route, args, lambda s: s["bytes"] == size and s["error_requests"] == 0)
+                                     range_size=range_size, sink=sink, extra=(*route.objperf_trust, *extra))
+        return self._objperf(route, args, lambda s: s["bytes"] == passes * size and s["error_requests"] == 0)
 
     def _objperf(self, route: Route, args: list[str], good) -> Measured:
         import json
@@ -292,16 +298,16 @@ class Bench:
     def curl_ranged_name(self) -> str:
         return f"curl {self.concurrency}x"
 
-    def curl_ranged(self, url: str, size: int, *, options: tuple[str, ...] = ()) -> Measured:
+    def curl_ranged(self, url: str, size: int, *, options: tuple[str, ...] = (), passes: int = 1) -> Measured:
         # objperf's own workload done by curl: the object's ranges, `concurrency` at a time over reused
         # connections (curl --parallel), into /dev/null.  The yardstick for the discard sink's CPU per GiB.
         args, config = clients.curl_ranged(url, size, range_size=self.part_size, concurrency=self.concurrency,
-                                           options=options)
+                                           options=options, passes=passes)
         result = measure(args, env=self.env, stdin=config)
         if result.ok:
             got = sum(int(n) for n in result.detail.split())
-            if got != size:
-                result.ok, result.detail = False, f"read {got} of {size} bytes"
+            if got != passes * size:
+                result.ok, result.detail = False, f"read {got} of {passes * size} bytes"
         return result
 
     # -- writes: name → f(size, check) → Measured ----------------------------------
@@ -468,7 +474,7 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
     header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
               f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
-    lines = [f"objperf.bench {title}: {size / GIB:g} GiB object, {server}, median of runs; marginal = "
+    lines = [f"objperf.bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
              f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
              f"from wall time less the client's own 1 MiB run; server = the server's CPU-s per GiB served to "

@@ -89,14 +89,15 @@ def curl_one(url: str, *, download_to: str | None = None, upload_from: str | Non
 
 
 def curl_ranged(url: str, size: int, *, range_size: int, concurrency: int,
-                options: tuple[str, ...] = ()) -> tuple[list[str], str]:
+                options: tuple[str, ...] = (), passes: int = 1) -> tuple[list[str], str]:
     """curl making objperf's own ranged GETs of an object, ``concurrency`` at a time over reused connections
-    (curl --parallel), into /dev/null, each printing its size.  ``options`` are config lines every transfer
-    takes (``cacert = "…"``, ``http2``): curl's ``next`` starts each transfer afresh.  (arguments, stdin)"""
+    (curl --parallel), into /dev/null, each printing its size; every range ``passes`` times, pass after pass.
+    ``options`` are config lines every transfer takes (``cacert = "…"``, ``http2``): curl's ``next`` starts
+    each transfer afresh.  (arguments, stdin)"""
     shared = "".join(f"{option}\n" for option in options)
     config = "next\n".join(f'url = "{url}"\nrange = "{start}-{min(start + range_size, size) - 1}"\n'
                             f'output = "/dev/null"\nwrite-out = "%{{size_download}}\\n"\n{shared}'
-                            for start in range(0, size, range_size))
+                            for _ in range(passes) for start in range(0, size, range_size))
     return ["curl", "-sS", "--fail", "--parallel", "--parallel-max", str(concurrency), "-K", "-"], config
 
 
