@@ -1,4 +1,4 @@
-"""Arrow arrays from NumPy columns, built from their buffers.
+"""Arrow arrays from NumPy columns and back, through their buffers.
 
 ``pa.array`` and ``pa.table`` on NumPy arrays or lists first ask whether the
 values are pandas objects, and that question imports pandas: 0.2 s and 45 MiB
@@ -27,6 +27,22 @@ def from_numpy(values: np.ndarray) -> pa.Array:
         return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow column of numbers or booleans without nulls as NumPy, read from its buffers (``to_numpy``
+    imports pandas and pyarrow.compute).  Numbers come zero-copy from a single array."""
+    if isinstance(values, pa.ChunkedArray):
+        chunks = [to_numpy(chunk) for chunk in values.chunks]
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks or [np.empty(0, values.type.to_pandas_dtype())])
+    if values.null_count:
+        raise ValueError(f"an Arrow column with {values.null_count} nulls has no NumPy form here")
+    data = values.buffers()[1]
+    if values.type == pa.bool_():
+        bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")
+        return bits[values.offset:values.offset + len(values)].astype(bool)
+    dtype = np.dtype(values.type.to_pandas_dtype())
+    return np.frombuffer(data, dtype, count=len(values), offset=values.offset * dtype.itemsize)
 
 
 def strings(items: Sequence[str]) -> pa.Array:

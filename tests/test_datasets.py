@@ -207,3 +207,63 @@ def test_pack_bad_input_is_one_line(runs, tmp_path):
     assert proc.returncode == 2 and "end it with .tar" in proc.stderr
     proc = run_cli("objperf", "pack", str(tmp_path), "-o", str(tmp_path / "x.tar"))
     assert proc.returncode == 2 and "is not an objperf dataset" in proc.stderr
+
+
+def test_a_row_read_back_from_a_dataset_is_the_row_the_engine_made():
+    import numpy as np
+
+    from objperf.dataset import engine_columns, rows_to_table
+    from objperf.schema import OP, empty_columns
+
+    cols = empty_columns(4)
+    cols["op"][:] = [OP["GET"], OP["UPLOAD_PART"], OP["DELETE"], OP["GET"]]
+    cols["http_version"][:] = [11, 20, 0, 15]  # 15: a version the schema has no name for
+    cols["remote_ip"][:] = [b"127.0.0.1", b"::1", b"", b"127.0.0.1"]
+    cols["s3_error"][:] = [b"", b"SlowDown", b"", b""]
+    cols["new_conn"][:] = [True, False, True, False]
+    cols["tls_resumed"][:] = [-1, 0, 1, -1]
+    cols["ttfb_s"][:] = [0.25, 0.5, np.nan, 1e-6]
+    cols["bytes"][:] = [1 << 40, 0, 7, 3]
+    back = engine_columns(rows_to_table(cols, run_id="r", host="h", buckets=["b"], keys=["k"]))
+    assert set(back) == set(cols) - {"key_index"}  # bucket and key are labels: not the engine's index
+    for name, values in back.items():
+        if values.dtype.kind == "S":  # text comes back as wide as its longest value
+            assert values.dtype.itemsize == (max(len(v) for v in cols[name].tolist()) or 1), name
+        else:
+            assert values.dtype == cols[name].dtype, name
+        np.testing.assert_array_equal(values, cols[name], err_msg=name)
+
+
+def test_a_run_with_a_dataset_lets_its_rows_go_and_its_summary_counts_them_all(store, tmp_path):
+    """A run of hours must not hold hours of rows in memory: once written, rows are let go.  The summary
+    reads them back from the dataset, and ``rows`` gives every one of them."""
+    from objperf.schema import first_byte_requests, ok_requests
+
+    out = tmp_path / "long"
+    result = read_run(store, out, concurrency=4, seconds=2.5)
+    assert len(result.columns["offset"]) == 0 and result.rows_in_dataset > 0
+    rows = result.rows
+    assert len(rows) == result.rows_in_dataset == result.summary["requests"] == len(load(out))
+    assert result.summary["bytes"] == int(rows["bytes"].sum())
+    assert result.summary["ok_requests"] == int(ok_requests(rows["curl_code"], rows["status"]).sum())
+    ttfb = rows.loc[first_byte_requests(rows["curl_code"], rows["status"], rows["ttfb_s"]), "ttfb_s"] * 1000
+    assert result.summary["ttfb_ms_p50"] == pytest.approx(ttfb.quantile(0.5))
+    assert result.summary["http_version_counts"] == {"1.1": int((rows["status"] > 0).sum())}
+
+
+def test_arrow_columns_come_back_as_numpy_whatever_their_chunks_and_offsets():
+    import numpy as np
+    import pyarrow as pa
+
+    from objperf import arrow
+
+    flags = np.array([True, False, True, True, False, False, True, True, False, True, True])
+    numbers = np.arange(11, dtype=np.int64) * 3
+    for values in (flags, numbers):
+        column = arrow.from_numpy(values)
+        np.testing.assert_array_equal(arrow.to_numpy(column), values)
+        np.testing.assert_array_equal(arrow.to_numpy(column.slice(3, 6)), values[3:9])  # a bit offset
+        chunked = pa.chunked_array([column.slice(0, 5), column.slice(5)])
+        np.testing.assert_array_equal(arrow.to_numpy(chunked), values)
+    with pytest.raises(ValueError, match="nulls"):
+        arrow.to_numpy(pa.array([1, None], pa.int32()))

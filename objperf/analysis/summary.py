@@ -20,6 +20,9 @@ from objperf.schema import (
 )
 
 GIB = 1 << 30
+# The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
+SUMMARY_COLUMNS = ("op", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s", "connect_s", "tls_s",
+                   "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port", "s3_error")
 # Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
 PER_GIB_FROM_BYTES = 1 << 20
 
@@ -83,7 +86,10 @@ def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
     answered = cols["remote_port"] > 0
     if not answered.any():
         return {}
-    found = sorted(set(zip(cols["remote_ip"][answered].tolist(), cols["remote_port"][answered].tolist())))
+    ips, ports = cols["remote_ip"][answered], cols["remote_port"][answered]
+    if (ips == ips[0]).all() and (ports == ports[0]).all():
+        return {}  # one server, the usual case: no list of every row's address
+    found = sorted(set(zip(ips.tolist(), ports.tolist())))
     if len(found) < 2:
         return {}
     servers = {}

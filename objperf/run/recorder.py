@@ -1,6 +1,7 @@
 """What every run keeps: its rows (NumPy chunks from the engines, flushed to the
-dataset every second), its manifest, its clock and its CPU.  Read, write and
-mixed runs all end as a ``RunResult``."""
+dataset every second and then let go: while it runs, a run holds about a second
+of rows, however long it goes), its manifest, its clock and its CPU.  Read, write
+and mixed runs all end as a ``RunResult``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from objperf.analysis.summary import summarize
+from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
 from objperf.errors import RunFailed, describe_os_error
 from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
@@ -42,19 +43,29 @@ def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]
 class RunResult:
     run_id: str
     status: str  # complete | interrupted | failed
-    columns: dict[str, np.ndarray] = field(repr=False)
+    columns: dict[str, np.ndarray] = field(repr=False)  # the rows held in memory: all of them without a dataset
     labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
     summary: dict
     manifest: dict
     dataset: Path | None = None
     slot_buffers: list = field(default_factory=list, repr=False)
+    rows_in_dataset: int = 0  # rows written to the dataset and let go from memory
 
     @cached_property
     def rows(self):
-        """The rows as a pandas DataFrame, in the dataset's schema."""
-        from objperf.dataset import rows_to_table
+        """The rows as a pandas DataFrame, in the dataset's schema: read from the dataset, with any rows
+        it could not take (a full disk) after them."""
+        from objperf.dataset import load, rows_to_table
 
-        return rows_to_table(self.columns, **self.labels).to_pandas()
+        held = rows_to_table(self.columns, **self.labels).to_pandas()
+        if not self.rows_in_dataset:
+            return held
+        written = load(self.dataset)
+        if not len(held):
+            return written
+        import pandas as pd
+
+        return pd.concat([written, held], ignore_index=True)
 
 
 class Recorder:
@@ -126,8 +137,9 @@ class Recorder:
 
     def add(self, cols: dict[str, np.ndarray] | None) -> None:
         if cols is not None and len(cols["offset"]):
-            self._chunks.append(cols)
             self._unflushed.append(cols)
+            if not self.writer:
+                self._chunks.append(cols)
             self._watch_connections(cols)
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
@@ -154,22 +166,52 @@ class Recorder:
         be written (a full disk) this raises ``RunFailed``; from then on rows stay in memory, counted."""
         unflushed, self._unflushed = self._unflushed, []
         self._last_flush = time.monotonic()
-        if not self.writer or self.write_error is not None:
-            self.rows_unwritten += sum(len(c["offset"]) for c in unflushed) if self.writer else 0
+        if not self.writer:
+            return  # add keeps every row
+        if self.write_error is not None:
+            self._hold(unflushed)
             return
         from objperf import arrow
         from objperf.dataset import SAMPLES_DIR, rows_to_table
 
+        written = not unflushed
         try:
             if unflushed:
                 self.writer.append(rows_to_table(concat_columns(unflushed), **self.labels))
+                written = True
             for kind, table in self.sampler.take_new().items():
                 self.writer.append(arrow.table(table), f"{SAMPLES_DIR}/{kind}")
         except OSError as exc:
             self.write_error = exc
-            self.rows_unwritten += sum(len(c["offset"]) for c in unflushed)
+            if not written:
+                self._hold(unflushed)
             raise RunFailed(f"{describe_os_error(exc)} writing the dataset in {self.out}; "
                             f"the rows written before are kept") from None
+
+    def _hold(self, chunks: list[dict[str, np.ndarray]]) -> None:
+        """Rows the dataset could not take stay in memory, counted."""
+        self._chunks += chunks
+        self.rows_unwritten += sum(len(c["offset"]) for c in chunks)
+
+    def _summary_columns(self, held: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """What the summary reads: the rows written to the dataset, read back (only the columns it needs),
+        and those held in memory."""
+        if not self.writer or not self.writer.rows:
+            return held
+        from objperf.dataset import engine_columns
+
+        try:
+            groups = [engine_columns(group) for group in self.writer.row_groups(list(SUMMARY_COLUMNS))]
+        except OSError as exc:
+            self.error = (f"{describe_os_error(exc)} reading the dataset back in {self.out}: the summary counts "
+                          "none of its rows")
+            return held
+        if len(held["offset"]):
+            groups.append({name: held[name] for name in SUMMARY_COLUMNS})
+        written = {}
+        for name in SUMMARY_COLUMNS:  # a column at a time, each let go as it is joined: rows once, not twice
+            written[name] = np.concatenate([group.pop(name) for group in groups])
+        return written
 
     def _workloads(self) -> list[dict]:
         """The workload descriptions of the run: one, or a mixed run's read and write, or several read runs'."""
@@ -187,7 +229,7 @@ class Recorder:
         except RunFailed:
             status = "failed"
         columns = concat_columns(self._chunks)
-        summary = summarize(columns, wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
+        summary = summarize(self._summary_columns(columns), wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
         asked = {w.get("http_version") for w in self._workloads()} - {None}
         if len(asked) == 1:
             summary["http_asked_for"] = asked.pop()
@@ -215,4 +257,4 @@ class Recorder:
             except OSError as exc:
                 self.write_error = self.write_error or exc
         return RunResult(self.run_id, status, columns, self.labels, summary, self.manifest, self.out,
-                         slot_buffers or [])
+                         slot_buffers or [], self.writer.rows if self.writer else 0)
