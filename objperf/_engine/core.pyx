@@ -118,7 +118,7 @@ cdef class Engine:
                   int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
                   str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
                   double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
-                  int ring_capacity=1 << 16, int queue_capacity=0, payload=None, ca_file=None,
+                  int ring_capacity=RING_ROWS, int queue_capacity=0, payload=None, ca_file=None,
                   bint verify_tls=True, spread_to=(), bint keepalive=True):
         """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
         Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
