@@ -63,7 +63,7 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    return command_main(PROG, build_parser, execute, report, argv)
+    return command_main(PROG, build_parser, execute, report, argv, transfers=True)
 
 
 def execute(args, invocation: Invocation):

@@ -90,7 +90,7 @@ def write_destination(url: str | None, buckets_flag: str | None) -> tuple[list[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    return command_main(PROG, build_parser, execute, report, argv)
+    return command_main(PROG, build_parser, execute, report, argv, transfers=True)
 
 
 def execute(args, invocation: Invocation):

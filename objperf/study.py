@@ -87,7 +87,7 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    return command_main(PROG, build_parser, execute, report, argv, pause_collector=False)
+    return command_main(PROG, build_parser, execute, report, argv, pause_collector=False, transfers=True)
 
 
 @dataclass
