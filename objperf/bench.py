@@ -11,16 +11,14 @@ from pathlib import Path
 
 from objperf.peers.bench import (
     BIG_KEY,
-    GIB,
     SMALL_KEY,
-    SMALL_SIZE,
     Bench,
     bench_analysis,
     bench_cluster,
     bench_scale,
-    render_table,
 )
 from objperf.peers.clients import Measured
+from objperf.peers.tables import GIB, SMALL_SIZE, median, render_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +62,6 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
 
 def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
     """objperf over HTTP/2 against curl over HTTP/2: marginal CPU per GiB and throughput."""
-    from objperf.peers.bench import median
 
     def marginal(name: str) -> float:
         good = [m for m in big.get(name, []) if m.ok]
@@ -83,7 +80,6 @@ def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
 
 def best_peer_line(big: dict, size: int) -> str:
     """objperf's fastest row against the fastest peer's, by median Gbps."""
-    from objperf.peers.bench import median
 
     gbps = {name: median([size * 8 / m.wall_s / 1e9 for m in runs if m.ok]) for name, runs in big.items()
             if any(m.ok for m in runs)}
@@ -160,7 +156,7 @@ def _bench(args) -> int:
                 tables.append(render_table("writes", big, small, args.size, base="best peer", cpu_base="best peer"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("scale", "all"):
-                tables.append(bench_scale(bench))
+                tables.append(bench_scale(bench, repeat=args.repeat))
             if args.op in ("cluster", "all"):
                 tables.append(bench_cluster(bench))
         finally:

@@ -1,7 +1,7 @@
 """The bench's round-by-round ratios: each objperf run set against the reference's run of the same round."""
 
-from objperf.peers.bench import like_for_like_curl, render_table, round_ratios
 from objperf.peers.clients import Measured
+from objperf.peers.tables import like_for_like_curl, render_table, round_ratios
 
 
 def run(wall_s: float, *, ok: bool = True) -> Measured:

@@ -117,3 +117,21 @@ def test_a_client_that_closes_its_output_early_is_measured_to_its_end():
     result = measure([sys.executable, "-c", grows], env=dict(os.environ))
     assert result.ok and result.wall_s >= 0.3
     assert result.peak_rss_mib >= 64 and result.cpu_s > 0
+
+
+def test_a_client_s_private_memory_leaves_out_the_file_pages_it_maps():
+    """A client's libraries count in its RSS but are shared; what it allocates is its own."""
+    import os
+    import tempfile
+
+    from objperf.peers.clients import measure
+
+    with tempfile.NamedTemporaryFile(dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as f:
+        f.truncate(96 << 20)
+        f.flush()
+        maps = (f"import mmap, time; f = open({f.name!r}, 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); "
+                "sum(m[i] for i in range(0, len(m), 4096)); block = bytearray(32 << 20); "
+                "block[::4096] = b'x' * len(block[::4096]); time.sleep(0.3)")
+        result = measure([sys.executable, "-c", maps], env=dict(os.environ))
+    assert result.ok and result.peak_rss_mib >= 96 + 32
+    assert 32 <= result.peak_private_mib < 96

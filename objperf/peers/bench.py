@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,14 +24,13 @@ from pathlib import Path
 
 from objperf.peers import clients
 from objperf.peers.clients import Measured, measure, tool
+from objperf.peers.tables import GIB, SMALL_SIZE, median
 from objperf.plan.payload import payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed, free_port
 
-GIB = 1 << 30
 BUCKET = "objperf-bench"
 BIG_KEY, SMALL_KEY, TINY_KEY = "bench/big.bin", "bench/small.bin", "bench/tiny.bin"
-SMALL_SIZE = 1 << 20
 TINY_SIZE = 1 << 10
 
 NGINX_CONF = """
@@ -370,10 +368,6 @@ class Bench:
         return result
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
 def bench_analysis(rows: int) -> str:
     """Time loading ``rows`` rows of a study dataset and computing its concurrency curve."""
     import numpy as np
@@ -419,103 +413,6 @@ def bench_analysis(rows: int) -> str:
             f"concurrency curve {curve_s:.2f} s = {load_s + curve_s:.2f} s (goal: under 2 s)")
 
 
-def like_for_like_curl(name: str, rows: dict) -> str:
-    """The curl row a client's CPU is set against, on the same server: a one-stream row against curl's
-    one GET, the others against curl making the same ranged GETs as many at a time (curl --parallel)."""
-    server = " (nginx)" if "nginx" in name else ""
-    one_stream = "curl" + server
-    if name == one_stream or name.removesuffix(server).endswith(" 1x"):
-        return one_stream
-    return next((n for n in rows if rows[n] and n.startswith("curl ") and n.endswith(server)
-                 and n.removesuffix(server).endswith("x")), one_stream)
-
-
-def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
-                 base: str, cpu_base: str, server: str = "local SeaweedFS") -> str:
-    rows = {}
-    for name, runs in big.items():
-        good = [m for m in runs if m.ok]
-        if not good:
-            rows[name] = None
-            continue
-        fixed = median([m.cpu_s for m in small[name] if m.ok])
-        cpu = median([m.cpu_s for m in good])
-        in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
-        in_run_gbps = [m.in_run_gbps for m in good if m.in_run_gbps is not None]
-        server_cpu = [m.server_cpu_s for m in good if m.server_cpu_s is not None]
-        start_up = median([m.wall_s for m in small[name] if m.ok])
-        rows[name] = {
-            "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
-            "running_gbps": median([(size - SMALL_SIZE) * 8 / max(m.wall_s - start_up, 1e-9) / 1e9 for m in good]),
-            "server_gib": median(server_cpu) / (size / GIB) if server_cpu else None,
-            "cpu_gib": cpu / (size / GIB),
-            "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
-            "in_run": median(in_run) if in_run else None,
-            "in_run_gbps": median(in_run_gbps) if in_run_gbps else None,
-            "rss": median([m.peak_rss_mib for m in good]),
-            "runs": f"{len(good)}/{len(runs)}",
-        }
-    peers = [r for n, r in rows.items() if r and not n.startswith("objperf") and "nginx" not in n]
-
-    def reference(name: str, field: str, wanted: str) -> float | None:
-        if wanted == "best peer":
-            values = [r[field] for r in peers]
-            return (max(values) if field == "gbps" else min(values)) if values else None
-        if wanted == "curl":
-            key = like_for_like_curl(name, rows)
-        else:
-            key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
-        return rows[key][field] if rows.get(key) else None
-
-    def ratio(name: str, field: str, wanted: str) -> str:
-        ref = reference(name, field, wanted)
-        return f"{rows[name][field] / ref:.2f}x" if ref else "-"
-
-    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
-              f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'ok':>4}  "
-              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
-    lines = [f"objperf.bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
-             f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
-             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
-             f"from wall time less the client's own 1 MiB run; server = the server's CPU-s per GiB served to "
-             f"the client"
-             + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
-                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
-             header, "-" * len(header)]
-    for name, row in rows.items():
-        if row is None:
-            lines.append(f"{name:24} failed every run: {big[name][-1].detail}")
-            continue
-        in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
-        in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
-        server = f"{row['server_gib']:6.3f}" if row["server_gib"] is not None else f"{'-':>6}"
-        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['running_gbps']:7.2f} {row['cpu_gib']:9.3f} "
-                     f"{row['marginal_gib']:8.3f} {in_run} {server} "
-                     f"{row['rss']:7.0f}Mi {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
-                     f"{ratio(name, 'marginal_gib', cpu_base):>26}")
-    lines += round_ratios(big, base)
-    return "\n".join(lines)
-
-
-def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
-    """objperf's Gbps over the reference's, round by round: how far one table can be trusted."""
-    peers = [n for n in big if not n.startswith("objperf") and "nginx" not in n]
-    reference = peers if base == "best peer" else [base]
-    lines = []
-    for name, runs in big.items():
-        if not name.startswith("objperf") or "nginx" in name or not set(reference) <= big.keys():
-            continue
-        ratios = []
-        for i, mine in enumerate(runs):
-            theirs = [big[peer][i] for peer in reference if i < len(big[peer]) and big[peer][i].ok]
-            if mine.ok and theirs:
-                ratios.append(min(m.wall_s for m in theirs) / mine.wall_s)  # same bytes: Gbps ratio
-        if ratios:
-            lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
-                         f"(median {median(ratios):.2f})")
-    return lines
-
-
 def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> str:
     """One worker against two on this machine, reading the same object for ``duration``: aggregate Gbps,
     client CPU-seconds per GiB (every worker's in-run CPU), and how long after the command started each
@@ -547,48 +444,76 @@ def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> s
     return "\n".join(lines)
 
 
-def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000) -> str:
-    """Beyond the usual concurrency, against nginx serving /dev/shm: objperf's discard sink at 256 and at 4096
-    in flight (256 KiB ranges for ``duration``: throughput, peak RSS, failures), and how many requests a
-    second objperf records for 1 KiB objects at 256 in flight against curl --parallel --parallel-max 256
-    doing the same requests (requests/s, CPU-seconds per 1000 requests)."""
+def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, repeat: int = 1) -> str:
+    """Beyond the usual concurrency, against nginx serving /dev/shm, ``repeat`` interleaved rounds: objperf's
+    discard sink at 256 and at 4096 in flight (256 KiB ranges for ``duration``: throughput, peak and private
+    memory beside the slots' receive buffers, failures), and how many requests a second objperf records for
+    1 KiB objects at 256 in flight against curl --parallel --parallel-max 256 doing the same requests
+    (requests/s, CPU-seconds per 1000 requests)."""
     import json
+
+    from objperf.plan.reads import default_receive_buffer
 
     if not bench.nginx_url:
         return "scale: nginx is not installed, skipped"
     url = bench.nginx_url
+    ranged: dict[int, list[Measured]] = {256: [], 4096: []}
+    tiny: dict[str, list[Measured]] = {"objperf 1 KiB c=256": [], "curl --parallel-max 256": []}
+    curl_config = "next\n".join(f'url = "{url + TINY_KEY}"\noutput = "/dev/null"\n' for _ in range(requests))
+    for _ in range(repeat):
+        for concurrency, runs in ranged.items():
+            runs.append(measure(clients.objperf_fetch(url + BIG_KEY, endpoint="", concurrency=concurrency,
+                                                      range_size=256 << 10, sink="discard",
+                                                      extra=("--duration", f"{duration}s", "--no-save")),
+                                env=bench.env))
+        tiny["objperf 1 KiB c=256"].append(measure(
+            clients.objperf_fetch(url + TINY_KEY, endpoint="", concurrency=256, range_size=TINY_SIZE,
+                                  sink="discard", extra=("-n", str(requests), "--no-save")), env=bench.env))
+        if shutil.which("curl"):
+            tiny["curl --parallel-max 256"].append(measure(
+                ["curl", "-sS", "--fail", "--parallel", "--parallel-max", "256", "-K", "-"], env=bench.env,
+                stdin=curl_config))
     lines = [f"scale: nginx serving /dev/shm; {duration:.0f} s of 256 KiB ranges of the {bench.size / GIB:g} GiB "
-             "object per concurrency, then 1 KiB objects",
-             f"{'client':28} {'Gbps':>7} {'req/s':>9} {'CPU-s/1000 req':>14} {'peak RSS':>9} {'failed':>7}"]
-    for concurrency in (256, 4096):
-        args = clients.objperf_fetch(url + BIG_KEY, endpoint="", concurrency=concurrency, range_size=256 << 10,
-                                     sink="discard", extra=("--duration", f"{duration}s", "--no-save"))
-        result = measure(args, env=bench.env)
-        if not result.ok:
-            lines.append(f"{'objperf discard c=' + str(concurrency):28} FAILED: {result.detail[-200:]}")
+             f"object per concurrency, then {requests:,} 1 KiB objects; median of {repeat} interleaved rounds; "
+             "buffers = the slots' libcurl receive buffers, the memory the concurrency asks for",
+             f"{'client':28} {'Gbps':>7} {'req/s':>9} {'CPU-s/1000 req':>14} {'peak RSS':>9} {'private':>8} "
+             f"{'buffers':>8} {'failed':>7}"]
+
+    def memory(runs: list[Measured]) -> str:
+        private = [m.peak_private_mib for m in runs if m.peak_private_mib is not None]
+        return f"{median([m.peak_rss_mib for m in runs]):7.0f}Mi {median(private) if private else 0:6.0f}Mi"
+
+    for concurrency, runs in ranged.items():
+        name = f"objperf discard c={concurrency}"
+        good = [m for m in runs if m.ok]
+        if not good:
+            lines.append(f"{name:28} FAILED: {runs[-1].detail[-200:]}")
             continue
-        summary = json.loads(result.detail)
-        lines.append(f"{'objperf discard c=' + str(concurrency):28} {summary['gbps']:7.2f} "
-                     f"{summary['requests_per_s']:9.0f} {result.cpu_s / max(summary['requests'], 1) * 1000:14.3f} "
-                     f"{result.peak_rss_mib:7.0f}Mi {summary['error_requests']:7d}")
-    args = clients.objperf_fetch(url + TINY_KEY, endpoint="", concurrency=256, range_size=TINY_SIZE,
-                                 sink="discard", extra=("-n", str(requests), "--no-save"))
-    mine = measure(args, env=bench.env)
-    if mine.ok:
-        summary = json.loads(mine.detail)
-        lines.append(f"{'objperf 1 KiB c=256':28} {'':>7} {requests / mine.wall_s:9.0f} "
-                     f"{mine.cpu_s / requests * 1000:14.3f} {mine.peak_rss_mib:7.0f}Mi {summary['error_requests']:7d}"
-                     f"   (in-run {summary['requests_per_s']:.0f} req/s)")
-    else:
-        lines.append(f"{'objperf 1 KiB c=256':28} FAILED: {mine.detail[-200:]}")
-    if shutil.which("curl"):
-        config = "next\n".join(f'url = "{url + TINY_KEY}"\noutput = "/dev/null"\n' for _ in range(requests))
-        theirs = measure(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "256", "-K", "-"], env=bench.env,
-                         stdin=config)
-        lines.append(f"{'curl --parallel-max 256':28} {'':>7} {requests / theirs.wall_s:9.0f} "
-                     f"{theirs.cpu_s / requests * 1000:14.3f} {theirs.peak_rss_mib:7.0f}Mi "
-                     f"{'ok' if theirs.ok else 'FAILED':>7}")
-        if mine.ok and theirs.ok:
-            lines.append(f"objperf's requests/s over curl's: {theirs.wall_s / mine.wall_s:.2f}x (whole process), "
-                         f"CPU per request {mine.cpu_s / theirs.cpu_s:.2f}x curl's")
+        done = [json.loads(m.detail) for m in good]
+        lines.append(f"{name:28} {median([d['gbps'] for d in done]):7.2f} "
+                     f"{median([d['requests_per_s'] for d in done]):9.0f} "
+                     f"{median([m.cpu_s / max(d['requests'], 1) * 1000 for m, d in zip(good, done)]):14.3f} "
+                     f"{memory(good)} {concurrency * default_receive_buffer(concurrency) / (1 << 20):6.0f}Mi "
+                     f"{sum(d['error_requests'] for d in done):7d}")
+    held = [json.loads(b.detail)["gbps"] / json.loads(a.detail)["gbps"]
+            for a, b in zip(ranged[256], ranged[4096]) if a.ok and b.ok]
+    if held:
+        lines.append(f"c=4096 Gbps / c=256's, round by round: {' '.join(f'{r:.2f}' for r in held)} "
+                     f"(median {median(held):.2f})")
+    for name, runs in tiny.items():
+        good = [m for m in runs if m.ok]
+        if runs and not good:
+            lines.append(f"{name:28} FAILED: {runs[-1].detail[-200:]}")
+        elif good:
+            done = [json.loads(m.detail) for m in good] if name.startswith("objperf") else []
+            lines.append(f"{name:28} {'':>7} {median([requests / m.wall_s for m in good]):9.0f} "
+                         f"{median([m.cpu_s / requests * 1000 for m in good]):14.3f} {memory(good)} {'':>8} "
+                         f"{sum(d['error_requests'] for d in done):7d}"
+                         + (f"   (in-run {median([d['requests_per_s'] for d in done]):.0f} req/s)" if done else ""))
+    pairs = [(mine, theirs) for mine, theirs in zip(*tiny.values()) if mine.ok and theirs.ok]
+    if pairs:
+        rates = [theirs.wall_s / mine.wall_s for mine, theirs in pairs]
+        lines.append(f"objperf's requests/s over curl's (whole process), round by round: "
+                     f"{' '.join(f'{r:.2f}' for r in rates)} (median {median(rates):.2f}); CPU per request "
+                     f"{median([mine.cpu_s / theirs.cpu_s for mine, theirs in pairs]):.2f}x curl's")
     return "\n".join(lines)

@@ -174,6 +174,9 @@ class Measured:
     in_run_cpu_gib: float | None = None  # objperf's own counts, from its JSON summary
     in_run_gbps: float | None = None
     server_cpu_s: float | None = None  # what the server spent while this client ran
+    # The most anonymous memory seen (RssAnon, sampled): what the client holds itself, without the pages of
+    # its libraries' files, which every process mapping them shares with the page cache.
+    peak_private_mib: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -190,7 +193,8 @@ class Measured:
 
 
 def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: float = 3600) -> Measured:
-    """Run one client process; CPU from wait4, peak RSS from /proc (VmHWM, the process's own mm)."""
+    """Run one client process; CPU from wait4, peak RSS from /proc (VmHWM, the process's own mm) and its
+    private memory's peak from RssAnon, read as often as VmHWM (the kernel keeps no high-water mark of it)."""
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -205,7 +209,7 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
     if stdin:
         proc.stdin.write(stdin)
         proc.stdin.close()
-    peak_kib = 0
+    peak_kib = private_kib = 0
     status_file = Path(f"/proc/{proc.pid}/status")
     # Until the process has ended, not only its pipes: one that closes its output early runs on.  (Asked
     # without reaping it: wait4 below takes its CPU times.)
@@ -216,6 +220,8 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
             for line in status_file.read_text().splitlines():
                 if line.startswith("VmHWM:"):
                     peak_kib = max(peak_kib, int(line.split()[1]))
+                elif line.startswith("RssAnon:"):
+                    private_kib = max(private_kib, int(line.split()[1]))
         except (OSError, ValueError):
             pass
         # VmHWM only rises, and vanishes at exit: a client done in tens of milliseconds (curl, a few
@@ -231,7 +237,8 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
     else:
         lines = (output.get("out", "") + output.get("err", "")).strip().splitlines()
         detail = lines[-1] if lines else f"exit {code}"
-    return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail)
+    return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail,
+                    peak_private_mib=private_kib / 1024 or None)
 
 
 def exited(pid: int) -> bool:

@@ -115,6 +115,11 @@ def _can_bind(host: str) -> bool:
     return False
 
 
+def default_receive_buffer(concurrency: int) -> int:
+    """The receive buffer each of ``concurrency`` slots gets when none is asked for."""
+    return max(RECEIVE_BUFFER_MIN, min(RECEIVE_BUFFER, RECEIVE_BUFFERS_TOTAL // concurrency // 1024 * 1024))
+
+
 @dataclass
 class ReadWorkload:
     concurrency: int = 16
@@ -177,7 +182,7 @@ class ReadWorkload:
         were 512 MiB of the client's memory for streams that each moved well under 1 MiB/s."""
         if self.buffer_size is not None:
             return self.buffer_size
-        return max(RECEIVE_BUFFER_MIN, min(RECEIVE_BUFFER, RECEIVE_BUFFERS_TOTAL // self.concurrency // 1024 * 1024))
+        return default_receive_buffer(self.concurrency)
 
     def describe(self) -> dict:
         return {**asdict(self), "buffer_size": self.receive_buffer()}

@@ -1,0 +1,116 @@
+"""The bench's tables: each client's medians over its rounds, ratios against a reference client, and the
+round-by-round ratios that show how far one table can be trusted."""
+
+from __future__ import annotations
+
+import statistics
+
+from objperf.peers.clients import Measured
+
+GIB = 1 << 30
+SMALL_SIZE = 1 << 20  # each client's own fixed cost: the same transfer of a 1 MiB object
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def like_for_like_curl(name: str, rows: dict) -> str:
+    """The curl row a client's CPU is set against, on the same server: a one-stream row against curl's
+    one GET, the others against curl making the same ranged GETs as many at a time (curl --parallel)."""
+    server = " (nginx)" if "nginx" in name else ""
+    one_stream = "curl" + server
+    if name == one_stream or name.removesuffix(server).endswith(" 1x"):
+        return one_stream
+    return next((n for n in rows if rows[n] and n.startswith("curl ") and n.endswith(server)
+                 and n.removesuffix(server).endswith("x")), one_stream)
+
+
+def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
+                 base: str, cpu_base: str, server: str = "local SeaweedFS") -> str:
+    rows = {}
+    for name, runs in big.items():
+        good = [m for m in runs if m.ok]
+        if not good:
+            rows[name] = None
+            continue
+        fixed = median([m.cpu_s for m in small[name] if m.ok])
+        cpu = median([m.cpu_s for m in good])
+        in_run = [m.in_run_cpu_gib for m in good if m.in_run_cpu_gib is not None]
+        in_run_gbps = [m.in_run_gbps for m in good if m.in_run_gbps is not None]
+        server_cpu = [m.server_cpu_s for m in good if m.server_cpu_s is not None]
+        private = [m.peak_private_mib for m in good if m.peak_private_mib is not None]
+        start_up = median([m.wall_s for m in small[name] if m.ok])
+        rows[name] = {
+            "gbps": median([size * 8 / m.wall_s / 1e9 for m in good]),
+            "running_gbps": median([(size - SMALL_SIZE) * 8 / max(m.wall_s - start_up, 1e-9) / 1e9 for m in good]),
+            "server_gib": median(server_cpu) / (size / GIB) if server_cpu else None,
+            "cpu_gib": cpu / (size / GIB),
+            "marginal_gib": max(cpu - fixed, 0.0) / (size / GIB),
+            "in_run": median(in_run) if in_run else None,
+            "in_run_gbps": median(in_run_gbps) if in_run_gbps else None,
+            "rss": median([m.peak_rss_mib for m in good]),
+            "private": median(private) if private else None,
+            "runs": f"{len(good)}/{len(runs)}",
+        }
+    peers = [r for n, r in rows.items() if r and not n.startswith("objperf") and "nginx" not in n]
+
+    def reference(name: str, field: str, wanted: str) -> float | None:
+        if wanted == "best peer":
+            values = [r[field] for r in peers]
+            return (max(values) if field == "gbps" else min(values)) if values else None
+        if wanted == "curl":
+            key = like_for_like_curl(name, rows)
+        else:
+            key = f"{wanted} (nginx)" if "nginx" in name and f"{wanted} (nginx)" in rows else wanted
+        return rows[key][field] if rows.get(key) else None
+
+    def ratio(name: str, field: str, wanted: str) -> str:
+        ref = reference(name, field, wanted)
+        return f"{rows[name][field] / ref:.2f}x" if ref else "-"
+
+    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
+              f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'private':>8} {'ok':>4}  "
+              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
+    lines = [f"objperf.bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
+             f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
+             f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
+             f"from wall time less the client's own 1 MiB run; server = the server's CPU-s per GiB served to "
+             f"the client; private = the most anonymous memory (RssAnon) seen in the client: its RSS without "
+             f"the pages of library files, which every process mapping them shares"
+             + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
+                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
+             header, "-" * len(header)]
+    for name, row in rows.items():
+        if row is None:
+            lines.append(f"{name:24} failed every run: {big[name][-1].detail}")
+            continue
+        in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
+        in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
+        server = f"{row['server_gib']:6.3f}" if row["server_gib"] is not None else f"{'-':>6}"
+        private = f"{row['private']:6.0f}Mi" if row["private"] is not None else f"{'-':>8}"
+        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['running_gbps']:7.2f} {row['cpu_gib']:9.3f} "
+                     f"{row['marginal_gib']:8.3f} {in_run} {server} "
+                     f"{row['rss']:7.0f}Mi {private} {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
+                     f"{ratio(name, 'marginal_gib', cpu_base):>26}")
+    lines += round_ratios(big, base)
+    return "\n".join(lines)
+
+
+def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
+    """objperf's Gbps over the reference's, round by round: how far one table can be trusted."""
+    peers = [n for n in big if not n.startswith("objperf") and "nginx" not in n]
+    reference = peers if base == "best peer" else [base]
+    lines = []
+    for name, runs in big.items():
+        if not name.startswith("objperf") or "nginx" in name or not set(reference) <= big.keys():
+            continue
+        ratios = []
+        for i, mine in enumerate(runs):
+            theirs = [big[peer][i] for peer in reference if i < len(big[peer]) and big[peer][i].ok]
+            if mine.ok and theirs:
+                ratios.append(min(m.wall_s for m in theirs) / mine.wall_s)  # same bytes: Gbps ratio
+        if ratios:
+            lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
+                         f"(median {median(ratios):.2f})")
+    return lines
