@@ -267,3 +267,27 @@ def test_arrow_columns_come_back_as_numpy_whatever_their_chunks_and_offsets():
         np.testing.assert_array_equal(arrow.to_numpy(chunked), values)
     with pytest.raises(ValueError, match="nulls"):
         arrow.to_numpy(pa.array([1, None], pa.int32()))
+
+
+def test_parts_are_compacted_a_row_group_at_a_time_in_order_and_in_one_schema(tmp_path, monkeypatch):
+    """At the end of a long run the parts are joined into one file without holding every row at once:
+    groups as long as Arrow's, rows in the order they were written, a column a part lacks as nulls."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from objperf import dataset
+
+    monkeypatch.setattr(dataset, "ROW_GROUP_ROWS", 10)
+    writer = dataset.DatasetWriter(tmp_path / "d", {"run_id": "r"})
+    for first, n in ((0, 7), (7, 7), (14, 7), (21, 4)):
+        writer.append(pa.table({"n": pa.array(range(first, first + n), pa.int64())}))
+    writer.append(pa.table({"n": pa.array([25, 26], pa.int64()), "note": pa.array(["late", None])}))
+    writer.close("complete")
+    files = list((tmp_path / "d" / dataset.ROWS_DIR).glob("*.parquet"))
+    assert [f.name for f in files] == ["part-00000.parquet"]
+    parquet = pq.ParquetFile(files[0])
+    assert [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)] == [10, 10, 7]
+    table = parquet.read()
+    assert table.column("n").to_pylist() == list(range(27))
+    assert table.column("note").to_pylist() == [None] * 25 + ["late", None]
+    assert writer.manifest["rows"] == 27
