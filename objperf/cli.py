@@ -92,13 +92,12 @@ def skip_aws_crt() -> None:
     sys.modules.setdefault("awscrt", None)
 
 
-# Arrow allocates through mimalloc, which by default commits its arenas whole and keeps freed pages a
-# while: a run's parquet part each second and its end (compaction, the summary read back) then held
-# 40-70 MiB more private memory than they used, and more CPU in page faults.  Committing on demand and
-# handing freed pages back at once makes a bulk load of millions of rows slower (10 M rows: 0.40 s to
-# 0.72 s), so only the commands that run transfers ask for it, before pyarrow is loaded: mimalloc reads
-# its options once.  Local cluster workers inherit it; a value the user set is kept.
-LEAN_ARROW_ALLOCATOR = {"MIMALLOC_ARENA_EAGER_COMMIT": "0", "MIMALLOC_PURGE_DELAY": "0"}
+# Arrow's allocator (mimalloc, committing as it goes: see objperf/__init__.py) keeps freed pages a while: a
+# run's parquet part each second and its end (the summary read back, compaction) then held tens of MiB
+# more than they used.  Handing freed pages back at once makes a bulk load of millions of rows slower, so
+# only the commands that run transfers ask for it, before pyarrow is loaded: mimalloc reads its options
+# once.  Local cluster workers inherit it; a value the user set is kept.
+LEAN_ARROW_ALLOCATOR = {"MIMALLOC_PURGE_DELAY": "0"}
 
 
 def lean_arrow_allocator() -> None:
