@@ -449,7 +449,7 @@ def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, 
     discard sink at 256 and at 4096 in flight (256 KiB ranges for ``duration``: throughput, peak and private
     memory beside the slots' receive buffers, failures), and how many requests a second objperf records for
     1 KiB objects at 256 in flight against curl --parallel --parallel-max 256 doing the same requests
-    (requests/s, CPU-seconds per 1000 requests)."""
+    (requests/s, CPU-seconds per 1000 requests).  objperf writes its dataset, as a user's run does."""
     import json
 
     from objperf.plan.reads import default_receive_buffer
@@ -464,11 +464,11 @@ def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, 
         for concurrency, runs in ranged.items():
             runs.append(measure(clients.objperf_fetch(url + BIG_KEY, endpoint="", concurrency=concurrency,
                                                       range_size=256 << 10, sink="discard",
-                                                      extra=("--duration", f"{duration}s", "--no-save")),
+                                                      extra=("--duration", f"{duration}s")),
                                 env=bench.env))
         tiny["objperf 1 KiB c=256"].append(measure(
             clients.objperf_fetch(url + TINY_KEY, endpoint="", concurrency=256, range_size=TINY_SIZE,
-                                  sink="discard", extra=("-n", str(requests), "--no-save")), env=bench.env))
+                                  sink="discard", extra=("-n", str(requests))), env=bench.env))
         if shutil.which("curl"):
             tiny["curl --parallel-max 256"].append(measure(
                 ["curl", "-sS", "--fail", "--parallel", "--parallel-max", "256", "-K", "-"], env=bench.env,
