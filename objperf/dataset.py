@@ -131,8 +131,10 @@ class DatasetWriter:
         with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
             for number, part in enumerate(parts, 1):
                 table = pq.ParquetFile(part).read()  # not read_table: that loads pyarrow.dataset, 0.3 s of CPU
-                # Every part in the one schema: a column a part lacks comes in as nulls.
-                pending.append(pa.concat_tables([schema.empty_table(), table], promote_options="permissive"))
+                # Every part in the one schema: a column a part lacks comes in as nulls.  (Not
+                # schema.empty_table(): that imports pandas and pyarrow.compute.)
+                pending.append(pa.concat_tables([pa.Table.from_batches([], schema=schema), table],
+                                                promote_options="permissive"))
                 held += table.num_rows
                 while held >= ROW_GROUP_ROWS or (number == len(parts) and held):
                     joined = pa.concat_tables(pending)
