@@ -62,6 +62,21 @@ def test_a_row_shows_its_rate_once_started_and_what_the_server_spent():
     assert theirs[6] == "-"  # no reading of the server: not shown as zero
 
 
+def test_a_row_shows_its_private_memory_beside_its_peak_rss():
+    def with_private(mib):
+        return Measured(1.0, 0.4, 0.0, 90, 0, peak_private_mib=mib)
+
+    big = {"objperf discard": [with_private(30), with_private(40), with_private(35)],
+           "curl 16x": [Measured(1.0, 0.4, 0.0, 11, 0)]}
+    small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
+    table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
+    assert table[1].split()[8:11] == ["peak", "RSS", "private"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    assert mine[7:9] == ["90Mi", "35Mi"]  # the median of its rounds
+    assert theirs[7:9] == ["11Mi", "-"]  # not read: not shown as zero
+
+
 def test_curl_reads_every_range_once_per_pass_pass_after_pass():
     from objperf.peers.clients import curl_ranged
 
