@@ -62,7 +62,6 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
 
 def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
     """objperf over HTTP/2 against curl over HTTP/2: marginal CPU per GiB and throughput."""
-
     def marginal(name: str) -> float:
         good = [m for m in big.get(name, []) if m.ok]
         fixed = median([m.cpu_s for m in small.get(name, []) if m.ok] or [0.0])
@@ -80,7 +79,6 @@ def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
 
 def best_peer_line(big: dict, size: int) -> str:
     """objperf's fastest row against the fastest peer's, by median Gbps."""
-
     gbps = {name: median([size * 8 / m.wall_s / 1e9 for m in runs if m.ok]) for name, runs in big.items()
             if any(m.ok for m in runs)}
     mine = {n: g for n, g in gbps.items() if n.startswith("objperf")}
