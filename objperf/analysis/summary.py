@@ -37,10 +37,11 @@ def round_trip_ms(cols: dict[str, np.ndarray]) -> float:
     return float(median)
 
 
-def tls_handshakes(cols: dict[str, np.ndarray]) -> dict | None:
+def tls_handshakes(cols: dict[str, np.ndarray], *, busy_s: float | None = None) -> dict | None:
     """The TLS handshakes of a run's new connections: how many, how many resumed a session, their median
-    times (libcurl's TLS time less its connect time), and their share of all the requests' time.  None when
-    no request opened a TLS connection (or the columns lack it)."""
+    times (libcurl's TLS time less its connect time), and their share of all the requests' time (``busy_s``,
+    else the sum of ``cols``' total times).  None when no request opened a TLS connection (or the columns
+    lack it)."""
     if "tls_resumed" not in cols or "tls_s" not in cols:
         return None
     kind = np.asarray(cols["tls_resumed"])
@@ -50,21 +51,19 @@ def tls_handshakes(cols: dict[str, np.ndarray]) -> dict | None:
     seconds = np.nan_to_num(cols["tls_s"][opened] - cols["connect_s"][opened])
     resumed = kind[opened] == 1
     (full_ms,), (resumed_ms,) = percentiles(seconds[~resumed] * 1000, [50]), percentiles(seconds[resumed] * 1000, [50])
-    busy = float(np.nansum(cols["total_s"]))
+    busy = float(np.nansum(cols["total_s"])) if busy_s is None else busy_s
     return {"handshakes": int(opened.sum()), "resumed": int(resumed.sum()), "full_ms_p50": full_ms,
             "resumed_ms_p50": resumed_ms, "share_of_request_time": float(seconds.sum()) / busy if busy > 0 else 0.0}
-
-
-def _http_versions(cols: dict[str, np.ndarray], *, answered: np.ndarray) -> dict[str, int]:
-    """Answered requests by the HTTP version the server spoke (``1.1``, ``2``)."""
-    if "http_version" not in cols:
-        return {}
-    return {HTTP_VERSIONS.get(k, str(k)): v for k, v in _counts(cols["http_version"][answered]).items()}
 
 
 def _counts(values: np.ndarray) -> dict:
     keys, counts = np.unique(values, return_counts=True)
     return dict(zip(keys.tolist(), counts.tolist()))
+
+
+def _add_counts(into: dict, values: np.ndarray) -> None:
+    for key, count in _counts(values).items():
+        into[key] = into.get(key, 0) + count
 
 
 def percentiles(values: np.ndarray, qs: list[float]) -> list[float]:
@@ -77,89 +76,157 @@ def percentiles(values: np.ndarray, qs: list[float]) -> list[float]:
     return np.interp(at, np.arange(len(ordered)), ordered).tolist()
 
 
-def _per_server(cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray, first_byte: np.ndarray,
-                wall: float) -> dict:
-    """Throughput, requests and TTFB by the server that answered, when more than one did (a run spread
-    over a cluster's servers, or DNS that gives several): whose share is short, whose TTFB is long."""
-    if "remote_port" not in cols:  # columns read without the peers' addresses
-        return {}
-    answered = cols["remote_port"] > 0
-    if not answered.any():
-        return {}
-    ips, ports = cols["remote_ip"][answered], cols["remote_port"][answered]
-    if (ips == ips[0]).all() and (ports == ports[0]).all():
-        return {}  # one server, the usual case: no list of every row's address
-    found = sorted(set(zip(ips.tolist(), ports.tolist())))
-    if len(found) < 2:
-        return {}
-    servers = {}
-    for ip, port in found:
-        mine = (cols["remote_ip"] == ip) & (cols["remote_port"] == port)
-        host = ip.decode(errors="replace")
-        p50, = percentiles(cols["ttfb_s"][mine & first_byte & (cols["op"] == OP_GET)] * 1000, [50])
-        servers[f"[{host}]:{port}" if ":" in host else f"{host}:{port}"] = {
-            "requests": int(mine.sum()), "ok": int((mine & ok).sum()), "failed": int((mine & failed).sum()),
-            "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9, "ttfb_ms_p50": float(p50)}
-    return servers
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+CONNECTION_COLUMNS = ("new_conn", "dns_s", "connect_s", "tls_s", "tls_resumed")
+
+
+class Tally:
+    """A run's summary, built a group of rows at a time: counts and sums as the groups come, and only the
+    values its percentiles need (the GETs' TTFB, each direction's latencies, each server's TTFB, the new
+    connections' timings).  A run read back from its dataset then holds about 24 bytes a row at its end,
+    not its 15 columns."""
+
+    def __init__(self) -> None:
+        self.requests = self.ok = self.failed = self.cut = self.bytes = 0
+        self.busy_s = 0.0
+        self.ttfb_ms: list[np.ndarray] = []
+        self.statuses: dict = {}
+        self.http_versions: dict = {}
+        self.s3_errors: dict = {}
+        self.curl_errors: dict = {}
+        self.directions: dict[str, dict] = {}
+        self.servers: dict[tuple[bytes, int], dict] = {}
+        self.opened: list[dict[str, np.ndarray]] = []  # the rows that opened a connection
+        self.connection_columns: list[str] = []  # those of CONNECTION_COLUMNS the rows have
+
+    def add(self, cols: dict[str, np.ndarray]) -> None:
+        status, curl_code = cols["status"], cols["curl_code"]
+        if not len(status):
+            return
+        ok = ok_requests(curl_code, status)
+        cut = cut_requests(curl_code, status)
+        failed = ~ok & ~cut
+        curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
+        first_byte = first_byte_requests(curl_code, status, cols["ttfb_s"])
+        gets = first_byte & (cols["op"] == OP_GET)  # time to first byte means something for GETs
+        self.requests += len(status)
+        self.ok += int(ok.sum())
+        self.failed += int(failed.sum())
+        self.cut += int(cut.sum())
+        self.bytes += int(cols["bytes"].sum())
+        self.ttfb_ms.append(cols["ttfb_s"][gets] * 1000)
+        _add_counts(self.statuses, status[~cut])
+        if "http_version" in cols:
+            _add_counts(self.http_versions, cols["http_version"][status > 0])
+        _add_counts(self.s3_errors, cols["s3_error"][cols["s3_error"] != b""])
+        _add_counts(self.curl_errors, curl_code[curl_failed])
+        for name, codes in DIRECTIONS.items():
+            mine = np.isin(cols["op"], codes)
+            if mine.any():
+                d = self.directions.setdefault(name, {"acknowledged_bytes": 0, "requests": 0, "failed": 0,
+                                                      "cut": 0, "bytes": 0, "latency_ms": []})
+                d["acknowledged_bytes"] += int(cols["bytes"][mine & ok].sum())  # a cut part acknowledged nothing
+                d["requests"] += int(mine.sum())
+                d["failed"] += int((mine & failed).sum())
+                d["cut"] += int((mine & cut).sum())
+                d["bytes"] += int(cols["bytes"][mine].sum())
+                d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
+        self._add_servers(cols, ok, failed, gets)
+        self.busy_s += float(np.nansum(cols["total_s"]))
+        if "new_conn" in cols:
+            self.connection_columns = [name for name in CONNECTION_COLUMNS if name in cols]
+            opened = cols["new_conn"].astype(bool)
+            if opened.any():
+                self.opened.append({name: cols[name][opened] for name in self.connection_columns})
+
+    def _add_servers(self, cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
+                     gets: np.ndarray) -> None:
+        """Throughput, requests and TTFB by the server that answered: whose share is short, whose TTFB is
+        long, when more than one did (a run spread over a cluster's servers, or DNS that gives several)."""
+        if "remote_port" not in cols:  # columns read without the peers' addresses
+            return
+        answered = cols["remote_port"] > 0
+        if not answered.any():
+            return
+        ips, ports = cols["remote_ip"][answered], cols["remote_port"][answered]
+        if (ips == ips[0]).all() and (ports == ports[0]).all():
+            found = [(ips[:1].tolist()[0], int(ports[0]))]  # one server, the usual case: no list of every address
+        else:
+            found = sorted(set(zip(ips.tolist(), ports.tolist())))
+        for ip, port in found:
+            mine = (cols["remote_ip"] == ip) & (cols["remote_port"] == port)
+            server = self.servers.setdefault((ip, port), {"requests": 0, "ok": 0, "failed": 0, "bytes": 0,
+                                                          "ttfb_ms": []})
+            server["requests"] += int(mine.sum())
+            server["ok"] += int((mine & ok).sum())
+            server["failed"] += int((mine & failed).sum())
+            server["bytes"] += int(cols["bytes"][mine].sum())
+            server["ttfb_ms"].append(cols["ttfb_s"][mine & gets] * 1000)
+
+    def _per_server(self, wall: float) -> dict:
+        if len(self.servers) < 2:
+            return {}
+        servers = {}
+        for (ip, port), d in sorted(self.servers.items()):
+            host = ip.decode(errors="replace") if isinstance(ip, bytes) else str(ip)  # saved rows: text
+            p50, = percentiles(_joined(d["ttfb_ms"]), [50])
+            servers[f"[{host}]:{port}" if ":" in host else f"{host}:{port}"] = {
+                "requests": d["requests"], "ok": d["ok"], "failed": d["failed"],
+                "gbps": d["bytes"] * 8 / wall / 1e9, "ttfb_ms_p50": float(p50)}
+        return servers
+
+    def result(self, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> dict:
+        wall = max(wall_s, 1e-9)
+        p50, p90, p99 = percentiles(_joined(self.ttfb_ms), [50, 90, 99])
+        directions = {}
+        for name in DIRECTIONS:
+            if name in self.directions:
+                d = self.directions[name]
+                p50_ms, p99_ms = percentiles(_joined(d["latency_ms"]), [50, 99])
+                directions[name] = {
+                    "acknowledged_bytes": d["acknowledged_bytes"],
+                    "acknowledged_gbps": d["acknowledged_bytes"] * 8 / wall / 1e9,
+                    "requests": d["requests"], "failed": d["failed"], "cut": d["cut"], "bytes": d["bytes"],
+                    "gbps": d["bytes"] * 8 / wall / 1e9, "latency_ms_p50": p50_ms, "latency_ms_p99": p99_ms,
+                }
+        opened = {name: _joined([c[name] for c in self.opened]) for name in self.connection_columns}
+        rtt = round_trip_ms(opened)
+        return {
+            "requests": self.requests,
+            "servers": self._per_server(wall),
+            "ok_requests": self.ok,
+            "error_requests": self.failed,
+            "cut_requests": self.cut,
+            "bytes": self.bytes,
+            "wall_s": wall_s,
+            "gbps": self.bytes * 8 / wall / 1e9,
+            "requests_per_s": (self.requests - self.cut) / wall,  # requests that finished
+            "ttfb_ms_p50": float(p50),
+            "ttfb_ms_p90": float(p90),
+            "ttfb_ms_p99": float(p99),
+            "rtt_ms": rtt,
+            "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
+            "status_counts": {str(k): v for k, v in sorted(self.statuses.items())},
+            "http_version_counts": {HTTP_VERSIONS.get(k, str(k)): v for k, v in sorted(self.http_versions.items())},
+            "tls": tls_handshakes(opened, busy_s=self.busy_s) if opened else None,
+            "s3_error_counts": {k.decode(errors="replace"): v for k, v in sorted(self.s3_errors.items())},
+            "curl_error_counts": {f"{k} {curl_error_text(k)}": v for k, v in sorted(self.curl_errors.items())},
+            "client_cpu_s": cpu_s,
+            "client_cpu_s_per_gib": cpu_s / (self.bytes / GIB) if self.bytes else float("nan"),
+            "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
+            "directions": directions,
+        }
 
 
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
               peak_rss_bytes: int | None = None) -> dict:
-    status, curl_code = cols["status"], cols["curl_code"]
-    ok = ok_requests(curl_code, status)
-    cut = cut_requests(curl_code, status)
-    failed = ~ok & ~cut
-    curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
-    total_bytes = int(cols["bytes"].sum())
-    n = len(status)
-    first_byte = first_byte_requests(curl_code, status, cols["ttfb_s"])
-    ttfb = cols["ttfb_s"][first_byte & (cols["op"] == OP_GET)] * 1000  # time to first byte means something for GETs
-    p50, p90, p99 = percentiles(ttfb, [50, 90, 99])
-    s3_errors = cols["s3_error"][cols["s3_error"] != b""]
-    wall = max(wall_s, 1e-9)
-    directions = {}
-    for name, codes in DIRECTIONS.items():
-        mine = np.isin(cols["op"], codes)
-        if mine.any():
-            p50_ms, p99_ms = percentiles(cols["total_s"][mine & ok] * 1000, [50, 99])
-            acked = int(cols["bytes"][mine & ok].sum())  # a cut part moved bytes, but nothing acknowledged them
-            directions[name] = {
-                "acknowledged_bytes": acked,
-                "acknowledged_gbps": acked * 8 / wall / 1e9,
-                "requests": int(mine.sum()),
-                "failed": int((mine & failed).sum()),
-                "cut": int((mine & cut).sum()),
-                "bytes": int(cols["bytes"][mine].sum()),
-                "gbps": int(cols["bytes"][mine].sum()) * 8 / wall / 1e9,
-                "latency_ms_p50": p50_ms,
-                "latency_ms_p99": p99_ms,
-            }
-    return {
-        "requests": n,
-        "servers": _per_server(cols, ok, failed, first_byte, wall),
-        "ok_requests": int(ok.sum()),
-        "error_requests": int(failed.sum()),
-        "cut_requests": int(cut.sum()),
-        "bytes": total_bytes,
-        "wall_s": wall_s,
-        "gbps": total_bytes * 8 / wall / 1e9,
-        "requests_per_s": int(n - cut.sum()) / wall,  # requests that finished
-        "ttfb_ms_p50": float(p50),
-        "ttfb_ms_p90": float(p90),
-        "ttfb_ms_p99": float(p99),
-        "rtt_ms": (rtt := round_trip_ms(cols)),
-        "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
-        "status_counts": {str(k): v for k, v in _counts(status[~cut]).items()},
-        "http_version_counts": _http_versions(cols, answered=status > 0),
-        "tls": tls_handshakes(cols),
-        "s3_error_counts": {k.decode(errors="replace"): v for k, v in _counts(s3_errors).items()},
-        "curl_error_counts": {f"{k} {curl_error_text(k)}": v
-                              for k, v in _counts(curl_code[curl_failed]).items()},
-        "client_cpu_s": cpu_s,
-        "client_cpu_s_per_gib": cpu_s / (total_bytes / GIB) if total_bytes else float("nan"),
-        "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
-        "directions": directions,
-    }
+    """The summary of the rows in ``cols`` (see ``Tally`` for rows that come a group at a time)."""
+    tally = Tally()
+    tally.add(cols)
+    return tally.result(wall_s=wall_s, cpu_s=cpu_s, peak_rss_bytes=peak_rss_bytes)
 
 
 def amount(nbytes: float) -> str:

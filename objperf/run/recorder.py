@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
+from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
 from objperf.errors import RunFailed, describe_os_error
 from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
@@ -193,25 +193,22 @@ class Recorder:
         self._chunks += chunks
         self.rows_unwritten += sum(len(c["offset"]) for c in chunks)
 
-    def _summary_columns(self, held: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """What the summary reads: the rows written to the dataset, read back (only the columns it needs),
-        and those held in memory."""
-        if not self.writer or not self.writer.rows:
-            return held
-        from objperf.dataset import engine_columns
+    def _summary(self, held: dict[str, np.ndarray], *, wall_s: float, cpu_s: float, peak_rss: int) -> dict:
+        """The summary of every row: those written to the dataset, read back a row group at a time (only the
+        columns it needs, each group let go once counted), and those held in memory."""
+        tally = Tally()
+        if self.writer and self.writer.rows:
+            from objperf.dataset import engine_columns
 
-        try:
-            groups = [engine_columns(group) for group in self.writer.row_groups(list(SUMMARY_COLUMNS))]
-        except OSError as exc:
-            self.error = (f"{describe_os_error(exc)} reading the dataset back in {self.out}: the summary counts "
-                          "none of its rows")
-            return held
-        if len(held["offset"]):
-            groups.append({name: held[name] for name in SUMMARY_COLUMNS})
-        written = {}
-        for name in SUMMARY_COLUMNS:  # a column at a time, each let go as it is joined: rows once, not twice
-            written[name] = np.concatenate([group.pop(name) for group in groups])
-        return written
+            try:
+                for group in self.writer.row_groups(list(SUMMARY_COLUMNS)):
+                    tally.add(engine_columns(group))
+            except OSError as exc:
+                self.error = (f"{describe_os_error(exc)} reading the dataset back in {self.out}: the summary "
+                              "counts none of its rows")
+                tally = Tally()
+        tally.add(held)
+        return tally.result(wall_s=wall_s, cpu_s=cpu_s, peak_rss_bytes=peak_rss)
 
     def _workloads(self) -> list[dict]:
         """The workload descriptions of the run: one, or a mixed run's read and write, or several read runs'."""
@@ -229,7 +226,7 @@ class Recorder:
         except RunFailed:
             status = "failed"
         columns = concat_columns(self._chunks)
-        summary = summarize(self._summary_columns(columns), wall_s=wall, cpu_s=cpu, peak_rss_bytes=peak_rss)
+        summary = self._summary(columns, wall_s=wall, cpu_s=cpu, peak_rss=peak_rss)
         asked = {w.get("http_version") for w in self._workloads()} - {None}
         if len(asked) == 1:
             summary["http_asked_for"] = asked.pop()
