@@ -98,7 +98,7 @@ class Tally:
         self.s3_errors: dict = {}
         self.curl_errors: dict = {}
         self.directions: dict[str, dict] = {}
-        self.servers: dict[tuple[bytes, int], dict] = {}
+        self.servers: dict[tuple[bytes | str, int], dict] = {}  # text in rows loaded from a dataset
         self.opened: list[dict[str, np.ndarray]] = []  # the rows that opened a connection
         self.connection_columns: list[str] = []  # those of CONNECTION_COLUMNS the rows have
 
