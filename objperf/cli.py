@@ -277,8 +277,10 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
 
 def add_connection_args(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("connection")
-    c.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
-                   help="engine threads, each with its own libcurl multi handle (default: cores)")
+    c.add_argument("--threads", type=positive_int, default=None,
+                   help="engine threads, each with its own libcurl multi handle (default: the cores; half of them "
+                        "when the server is on this machine and requests are of 1 MiB or more, as it needs "
+                        "the rest)")
     c.add_argument("--ip", choices=("4", "6", "any"), default="any", help="address family (default any)")
     c.add_argument("--connect-to", action="append", default=[], metavar="HOST:PORT:ADDR:PORT",
                    help="pin connections to a server address (libcurl CONNECT_TO); repeatable")

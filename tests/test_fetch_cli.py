@@ -68,6 +68,24 @@ def test_many_slots_share_a_bounded_receive_buffer_and_the_manifest_says_which(s
     assert df.attrs["manifest"]["workload"]["buffer_size"] == receive_buffer
 
 
+@pytest.mark.parametrize("key, args, threads", [
+    # 1 MiB ranges from a server on this machine: half the cores, the rest are the server's
+    ("data/odd.bin", ("--range-size", "1MiB"), max(1, (os.cpu_count() or 1) // 2)),
+    # 1000-byte requests: the client's work per request bounds the run, every core
+    ("data/small.bin", ("--requests", "40"), os.cpu_count() or 1),
+    # asked for: kept
+    ("data/odd.bin", ("--range-size", "1MiB", "--threads", "3"), 3),
+])
+def test_a_local_server_leaves_cores_to_the_server_and_the_manifest_says_how_many(store, tmp_path, key, args,
+                                                                                   threads):
+    out = tmp_path / "run"
+    proc = fetch(store, f"s3://{store.bucket}/{key}", "-c", "4", "--sink", "discard", *args, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    df = load(out)
+    assert df.attrs["manifest"]["workload"]["threads"] == threads
+    assert set(df["thread"]) <= set(range(threads)) and df["bytes"].gt(0).all()
+
+
 def test_a_run_writes_its_dataset_without_pandas_or_arrows_compute_and_dataset_modules(store, tmp_path):
     """Importing pandas cost every run 0.2 s and 45 MiB before its first request; Arrow's casts and
     dictionary encoding (pyarrow.compute) 0.3 s and 50 MiB at its first flush; reading parts back to compact

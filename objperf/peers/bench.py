@@ -231,9 +231,10 @@ class Bench:
             "objperf ram": objperf("ram"),
             "objperf discard": objperf("discard"),
             "objperf discard h2": objperf("discard", "--http", "2"),
-            # one engine thread, as curl runs one: does a second thread take the core the server needs?
-            "objperf discard 1t": objperf("discard", "--threads", "1"),
         }
+        cores = os.cpu_count() or 1
+        if cores > 1:  # a thread per core, as a remote server gets: what the default's half leaves the server
+            found[f"objperf discard {cores}t"] = objperf("discard", "--threads", str(cores))
         if shutil.which("curl"):
             name = self.curl_ranged_name
             for suffix, version in (("", "http1.1"), (" h2", "http2")):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import socket
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
 
 from objperf.errors import UsageError
+from objperf.plan.threads import engine_threads, server_is_local
 
 SINKS = ("ram", "discard", "file")
 ENGINES = ("curl", "requests")
@@ -123,7 +123,7 @@ def default_receive_buffer(concurrency: int) -> int:
 @dataclass
 class ReadWorkload:
     concurrency: int = 16
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int | None = None  # None: settled per run by plan.threads (with_threads)
     range_size: int = 8 << 20
     random_ranges: bool = False
     sink: str = "ram"
@@ -147,7 +147,7 @@ class ReadWorkload:
     def validate(self) -> None:
         if self.concurrency < 1:
             raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
-        if self.threads < 1:
+        if self.threads is not None and self.threads < 1:
             raise UsageError(f"threads must be at least 1, not {self.threads}")
         if self.range_size < 1:
             raise UsageError("range size must be at least 1 byte")
@@ -183,6 +183,14 @@ class ReadWorkload:
         if self.buffer_size is not None:
             return self.buffer_size
         return default_receive_buffer(self.concurrency)
+
+    def with_threads(self, urls: list[str], largest_object: int) -> ReadWorkload:
+        """This workload with its engine threads settled for the servers of ``urls``: the ones asked for,
+        else ``plan.threads.engine_threads``'s choice."""
+        if self.threads:
+            return self
+        local = server_is_local(urls, self.connect_to, self.spread_to)
+        return replace(self, threads=engine_threads(self.concurrency, min(self.range_size, largest_object), local))
 
     def describe(self) -> dict:
         return {**asdict(self), "buffer_size": self.receive_buffer()}

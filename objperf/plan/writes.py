@@ -4,14 +4,14 @@ incompressible payload every object is cut from."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from objperf.errors import UsageError
 from objperf.plan.payload import payload
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
+from objperf.plan.threads import engine_threads, server_is_local
 from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime
 
 MIN_PART = 5 << 20
@@ -28,7 +28,7 @@ class WriteWorkload:
     object_size: int = 64 << 20
     part_size: int = 32 << 20  # objects larger than this go up as multipart uploads
     concurrency: int = 16
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int | None = None  # None: settled per run by plan.threads (with_threads)
     keys: int = 1
     buckets: tuple[str, ...] = ()
     prefix: str = ""
@@ -57,7 +57,7 @@ class WriteWorkload:
         return max(1, -(-self.object_size // self.part_size)) if self.multipart else 1
 
     def validate(self) -> None:
-        if self.concurrency < 1 or self.threads < 1 or self.keys < 1:
+        if self.concurrency < 1 or (self.threads is not None and self.threads < 1) or self.keys < 1:
             raise UsageError("concurrency, threads and keys must be at least 1")
         if not self.buckets:
             raise UsageError("a write run needs at least one bucket")
@@ -82,6 +82,15 @@ class WriteWorkload:
         spread_entries(self.spread_to)
         check_interface(self.interface)
         check_url_lifetime(self.url_lifetime)
+
+    def with_threads(self, endpoint: str) -> WriteWorkload:
+        """This workload with its engine threads settled for the server at ``endpoint``: the ones asked for,
+        else ``plan.threads.engine_threads``'s choice."""
+        if self.threads:
+            return self
+        request = min(self.part_size, self.object_size) if self.multipart else self.object_size
+        local = server_is_local([endpoint], self.connect_to, self.spread_to)
+        return replace(self, threads=engine_threads(self.concurrency, request, local))
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to),

@@ -20,7 +20,7 @@ from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.target import ResolvedTarget, UrlRenewal
 
-__all__ = ["RunResult", "make_engine", "run_read", "run_reads_together"]
+__all__ = ["RunResult", "make_engine", "run_read", "run_reads_together", "settled"]
 
 
 def check_read_resources(target: ResolvedTarget, workload: ReadWorkload) -> None:
@@ -81,11 +81,17 @@ def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:
     return sum(range_count(o.size, workload.range_size) for o in target.objects)
 
 
+def settled(target: ResolvedTarget, workload: ReadWorkload) -> ReadWorkload:
+    """``workload`` with its engine threads settled for ``target``'s servers and objects."""
+    return workload.with_threads(target.urls, max((o.size for o in target.objects), default=0))
+
+
 def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path | None = None,
              on_progress: ProgressFn | None = None, keep_slot_buffers: bool = False) -> RunResult:
     workload.validate()
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
+    workload = settled(target, workload)
     if out:
         check_new_dataset(out)
     fds = open_sink_files(target, workload)
@@ -110,6 +116,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
 
 def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:
     """Several read engines at once into one dataset (rows keep each target's bucket and key)."""
+    pairs = [(target, settled(target, workload)) for target, workload in pairs]
     buckets, keys, offsets = [], [], []
     for target, _ in pairs:
         offsets.append(len(keys))

@@ -12,7 +12,7 @@ from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.drive import ProgressFn, ReadPart, drive
-from objperf.run.reads import make_engine
+from objperf.run.reads import make_engine, settled
 from objperf.run.recorder import Recorder, RunResult
 from objperf.run.uploader import Uploader, check_write_resources
 from objperf.s3.client import S3Client, S3Settings
@@ -26,8 +26,9 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
     workload.validate()
     if out:
         check_new_dataset(out)
-    check_write_resources(workload)
     client = S3Client(settings)
+    workload = workload.with_threads(client.endpoint)
+    check_write_resources(workload)
     for bucket in workload.buckets:
         client.check_region(bucket)
         if create_buckets:
@@ -75,6 +76,9 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
     directions in one dataset, a summary per direction."""
     read_workload.validate()
     write_workload.validate()
+    client = S3Client(settings)
+    read_workload = settled(read_target, read_workload)
+    write_workload = write_workload.with_threads(client.endpoint)
     if out:
         check_new_dataset(out)
     if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
@@ -84,7 +88,6 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
                       extra=8 * (read_workload.threads + write_workload.threads),
                       what=f"reads and writes together ({read_workload.concurrency:,} + "
                            f"{write_workload.concurrency:,} in flight)")
-    client = S3Client(settings)
     for bucket in write_workload.buckets:
         if create_buckets:
             client.create_bucket(bucket)

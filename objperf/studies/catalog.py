@@ -33,7 +33,7 @@ class StudyContext:
     quick: bool
     duration: float
     object_size: int
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int | None = None  # None: each step's run settles its own (plan.threads)
     buckets: list[str] = field(default_factory=list)  # a second bucket for bucket-fanout
     other_url: str | None = None  # an unrelated HTTP stream for ceiling-proof
     replicas: int = 8
