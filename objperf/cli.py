@@ -176,7 +176,7 @@ def default_out(name: str) -> Path:
 def resolve_out(args, name: str) -> None:
     """Where the run's dataset goes, settled before any server starts or object is seeded: ``--out`` (a new
     or empty directory, checked now), else ``runs/<UTC time>-<name>``; nowhere with ``--no-save``."""
-    from objperf.dataset import check_new_dataset
+    from objperf.layout import check_new_dataset
 
     if getattr(args, "no_save", False):
         if args.out:

@@ -24,14 +24,12 @@ import pyarrow.parquet as pq
 
 from objperf import arrow
 from objperf.errors import UsageError
+from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
 from objperf.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
 
 if TYPE_CHECKING:  # a run writes datasets without pandas: its import costs 0.2 s and 45 MiB at start-up
     import pandas as pd
 
-MANIFEST = "manifest.json"
-ROWS_DIR = "requests"
-SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
 FORMAT = "objperf-dataset/1"
 # Room kept aside while a run writes, given back to write the final manifest on a full disk.
 RESERVE = ".objperf-reserve"
@@ -39,18 +37,6 @@ RESERVE_BYTES = 64 << 10
 # Compaction holds one row group of rows (512 Ki rows: about 170 MiB) and the encoded group; Arrow's own
 # length, 1 Mi rows, held 290 MiB, and 10 M rows in groups of this length load as fast (0.46 s).
 ROW_GROUP_ROWS = 1 << 19
-
-
-def check_new_dataset(path: str | Path) -> Path:
-    """``path`` as the place of a new dataset: refused in one line if it exists and is not an empty
-    directory (another run's dataset, a killed run's parts, foreign files: nothing gets mixed)."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{path} is a file, not a directory; choose another --out")
-    if path.is_dir() and any(path.iterdir()):
-        what = "already holds a dataset" if (path / MANIFEST).exists() else "is not empty"
-        raise UsageError(f"{path} {what}; choose another --out or remove it")
-    return path
 
 
 class DatasetWriter:

@@ -68,6 +68,24 @@ def test_many_slots_share_a_bounded_receive_buffer_and_the_manifest_says_which(s
     assert df.attrs["manifest"]["workload"]["buffer_size"] == receive_buffer
 
 
+@pytest.mark.parametrize("module, args", [
+    ("objperf.fetch", ("s3://{bucket}/data/odd.bin", "--range-size", "1MiB", "-c", "3")),
+    ("objperf.put", ("s3://{bucket}/no-save/", "--object-size", "1MiB", "--requests", "2", "--cleanup")),
+])
+def test_a_run_that_keeps_no_rows_loads_neither_pyarrow_nor_pandas(store, module, args):
+    """pyarrow is 27 MiB of RSS and 40 ms of start-up: a --no-save run has no use for it."""
+    script = (f"import sys; from {module} import main; code = main(sys.argv[1:]); "
+              "print([m for m in ('pandas', 'pyarrow') if m in sys.modules]); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", script, *(a.format(bucket=store.bucket) for a in args),
+                           "--endpoint", store.server.endpoint, "--no-save", "--json"],
+                          env=store.env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    *summary, loaded = proc.stdout.strip().splitlines()
+    assert loaded == "[]"
+    assert json.loads("\n".join(summary))["bytes"] == (store.objects["data/odd.bin"] if module == "objperf.fetch"
+                                                       else 2 << 20)
+
+
 @pytest.mark.parametrize("key, args, threads", [
     # 1 MiB ranges from a server on this machine: half the cores, the rest are the server's
     ("data/odd.bin", ("--range-size", "1MiB"), max(1, (os.cpu_count() or 1) // 2)),

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from objperf._engine.core import Engine
-from objperf.dataset import check_new_dataset
 from objperf.errors import UsageError
+from objperf.layout import check_new_dataset
 from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive

@@ -1,0 +1,24 @@
+"""Where a dataset's files go, and the check that a new one starts in an empty place.  Free of pyarrow, so
+a run that keeps no rows never loads it (``objperf.dataset`` writes and reads the files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from objperf.errors import UsageError
+
+MANIFEST = "manifest.json"
+ROWS_DIR = "requests"
+SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
+
+
+def check_new_dataset(path: str | Path) -> Path:
+    """``path`` as the place of a new dataset: refused in one line if it exists and is not an empty
+    directory (another run's dataset, a killed run's parts, foreign files: nothing gets mixed)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path} is a file, not a directory; choose another --out")
+    if path.is_dir() and any(path.iterdir()):
+        what = "already holds a dataset" if (path / MANIFEST).exists() else "is not empty"
+        raise UsageError(f"{path} {what}; choose another --out or remove it")
+    return path
