@@ -188,6 +188,12 @@ def resolve_out(args, name: str) -> None:
     check_new_dataset(args.out)
 
 
+def rows_needed(args) -> bool:
+    """Whether a command needs its rows after the run: a --no-save run prints only its summary, and lets its
+    rows go as it counts them (its memory then stays flat however long it runs), unless --price costs them."""
+    return not getattr(args, "no_save", False) or bool(getattr(args, "price", None))
+
+
 @dataclass
 class Invocation:
     """Who runs a command and how it talks back: the command line (lines on stderr, a progress bar on a

@@ -22,6 +22,7 @@ from objperf.cli import (
     positive_int,
     report,
     resolve_out,
+    rows_needed,
     s3_settings,
     size_arg,
     split_list,
@@ -112,7 +113,8 @@ def execute(args, invocation: Invocation):
             url = seed_embedded(server, args.object_size, keys if isinstance(keys, list) else None, buckets,
                                 invocation.say)
             settings = server.settings()
-        job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, args.url_lifetime), workload)
+        job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, args.url_lifetime), workload,
+                                keep_rows=rows_needed(args))
         if cluster_asked(args):
             result = run_across(args, invocation, job, kind="read", target={"url": url, **settings.describe()},
                                 workload=workload.describe())

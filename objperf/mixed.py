@@ -24,6 +24,7 @@ from objperf.cli import (
     positive_int,
     report,
     resolve_out,
+    rows_needed,
     s3_settings,
     size_arg,
     with_figures,
@@ -93,7 +94,7 @@ def execute(args, invocation: Invocation):
             url = seed_embedded(server, args.object_size, None, [], invocation.say)
             settings, create = server.settings(), True
         job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=args.url_lifetime), reads, writes,
-                                create)
+                                create, keep_rows=rows_needed(args))
         if cluster_asked(args):
             result = run_across(args, invocation, job, kind="mixed", target={"url": url, **settings.describe()},
                                 workload={"read": reads.describe(), "write": writes.describe()},

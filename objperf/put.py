@@ -22,6 +22,7 @@ from objperf.cli import (
     positive_int,
     report,
     resolve_out,
+    rows_needed,
     s3_settings,
     size_arg,
     split_list,
@@ -107,7 +108,7 @@ def execute(args, invocation: Invocation):
             settings, create = s3_settings(args), args.create_bucket
         else:
             settings, create = stack.enter_context(invocation.local_server()).settings(), True
-        job = functools.partial(write_job, settings, workload, create)
+        job = functools.partial(write_job, settings, workload, create, keep_rows=rows_needed(args))
         if cluster_asked(args):
             result = run_across(args, invocation, job, kind="write",
                                 target={"kind": "s3", **settings.describe(), "buckets": buckets},

@@ -369,3 +369,18 @@ def test_datasets_from_several_runs_load_as_one(store, tmp_path):
     assert both.groupby("key", observed=True)["bytes"].sum().to_dict() == {
         "data/odd.bin": store.objects["data/odd.bin"], "data/small.bin": store.objects["data/small.bin"]}
     assert {m["run_id"] for m in both.attrs["manifests"].values()} == set(both["run_id"])
+
+
+def test_a_run_that_keeps_no_rows_counts_every_one_into_its_summary(store):
+    """A --no-save command lets its rows go as it counts them: its summary is the one a run holding every row
+    prints, and memory does not grow with the rows (about 24 bytes a row kept, not 319)."""
+    target = resolve_read_target(f"s3://{store.bucket}/", store.server.settings(), keys=["data/odd.bin"])
+    workload = ReadWorkload(concurrency=3, threads=1, range_size=RANGE // 4, requests=300, sink="discard")
+    kept = run_read(target, workload)
+    counted = run_read(target, workload, keep_rows=False)
+    assert len(kept.rows) == 300 and len(counted.rows) == 0 and not len(counted.columns["offset"])
+    for name in ("requests", "ok_requests", "error_requests", "bytes", "status_counts", "http_version_counts"):
+        assert counted.summary[name] == kept.summary[name], name
+    assert counted.summary["bytes"] == kept.rows["bytes"].sum() > 0
+    assert 0 < counted.summary["ttfb_ms_p50"] <= counted.summary["ttfb_ms_p99"]
+    assert list(counted.summary["servers"]) == list(kept.summary["servers"])

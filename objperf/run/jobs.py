@@ -33,26 +33,26 @@ class ReadSource:
 
 
 def read_job(source: ReadSource, workload: ReadWorkload, out: str | Path, *, index: int | None = None,
-             on_progress=None) -> RunResult:
+             on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.reads import run_read
 
-    return run_read(source.resolve(), workload, out=out, on_progress=on_progress)
+    return run_read(source.resolve(), workload, out=out, on_progress=on_progress, keep_rows=keep_rows)
 
 
 def write_job(settings: S3Settings, workload: WriteWorkload, create_buckets: bool, out: str | Path, *,
-              index: int | None = None, on_progress=None) -> RunResult:
+              index: int | None = None, on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.writes import run_write
 
     return run_write(settings, on_host(workload, index), out=out, on_progress=on_progress,
-                     create_buckets=create_buckets)
+                     create_buckets=create_buckets, keep_rows=keep_rows)
 
 
 def mixed_job(source: ReadSource, reads: ReadWorkload, writes: WriteWorkload, create_buckets: bool,
-              out: str | Path, *, index: int | None = None, on_progress=None) -> RunResult:
+              out: str | Path, *, index: int | None = None, on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.writes import run_mixed
 
     return run_mixed(source.resolve(), reads, source.settings, on_host(writes, index), out=out,
-                     on_progress=on_progress, create_buckets=create_buckets)
+                     on_progress=on_progress, create_buckets=create_buckets, keep_rows=keep_rows)
 
 
 def reads_together_job(pairs: list[tuple[ReadSource, ReadWorkload]], out: str | Path, *,

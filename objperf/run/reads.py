@@ -87,7 +87,9 @@ def settled(target: ResolvedTarget, workload: ReadWorkload) -> ReadWorkload:
 
 
 def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path | None = None,
-             on_progress: ProgressFn | None = None, keep_slot_buffers: bool = False) -> RunResult:
+             on_progress: ProgressFn | None = None, keep_slot_buffers: bool = False,
+             keep_rows: bool = True) -> RunResult:
+    """One read run; ``keep_rows`` False: without ``out``, the result holds no rows (see ``Recorder``)."""
     workload.validate()
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
@@ -100,7 +102,8 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
         engine = make_engine(target, workload, fds or None)
         recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
                             buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
-                            engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency)
+                            engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency,
+                            keep_rows=keep_rows)
     except BaseException:
         if engine is not None:
             engine.close()

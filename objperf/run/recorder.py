@@ -72,10 +72,12 @@ class Recorder:
     """Collects a run's rows and writes them out as they come.
 
     ``buckets``/``keys`` are the labels of the rows' ``key_index``; a run may append to them
-    while it goes (a write run names each object as it starts it)."""
+    while it goes (a write run names each object as it starts it).  Without a dataset the rows stay in
+    memory for the result, unless ``keep_rows`` is False: then they are counted into the summary as they
+    come and let go (about 24 bytes a row kept instead of 319), for a command that prints only the summary."""
 
     def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
-                 buckets: list[str], keys: list[str], engine_threads: int = 1):
+                 buckets: list[str], keys: list[str], engine_threads: int = 1, keep_rows: bool = True):
         self.run_id = current().run_id or uuid.uuid4().hex[:16]
         self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
                        "keys": keys}
@@ -88,6 +90,8 @@ class Recorder:
 
             self.writer = DatasetWriter(out, self.manifest)
         self._chunks: list[dict[str, np.ndarray]] = []
+        self.keep_rows = keep_rows
+        self._counted = Tally()  # rows let go as they came (keep_rows False, no dataset)
         self._unflushed: list[dict[str, np.ndarray]] = []
         self._last_flush = time.monotonic()
         self._usage0 = self._t0 = None
@@ -139,7 +143,7 @@ class Recorder:
         if cols is not None and len(cols["offset"]):
             self._unflushed.append(cols)
             if not self.writer:
-                self._chunks.append(cols)
+                (self._chunks.append if self.keep_rows else self._counted.add)(cols)
             self._watch_connections(cols)
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
@@ -196,7 +200,7 @@ class Recorder:
     def _summary(self, held: dict[str, np.ndarray], *, wall_s: float, cpu_s: float, peak_rss: int) -> dict:
         """The summary of every row: those written to the dataset, read back a row group at a time (only the
         columns it needs, each group let go once counted), and those held in memory."""
-        tally = Tally()
+        tally = self._counted
         if self.writer and self.writer.rows:
             from objperf.dataset import engine_columns
 

@@ -22,7 +22,8 @@ __all__ = ["run_mixed", "run_write"]
 
 
 def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path | None = None,
-              on_progress: ProgressFn | None = None, create_buckets: bool = False) -> RunResult:
+              on_progress: ProgressFn | None = None, create_buckets: bool = False,
+              keep_rows: bool = True) -> RunResult:
     workload.validate()
     if out:
         check_new_dataset(out)
@@ -38,7 +39,8 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path 
                                  s3_error="NoSuchBucket")
     recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                          "buckets": list(workload.buckets)},
-                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads)
+                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads,
+                        keep_rows=keep_rows)
     uploader = _uploader(client, workload, recorder)
     status = drive(recorder, [uploader], on_progress=on_progress)
     return _finish_write(recorder, uploader, status)
@@ -71,7 +73,7 @@ def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunRes
 
 def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings: S3Settings,
               write_workload: WriteWorkload, *, out: str | Path | None = None, on_progress: ProgressFn | None = None,
-              create_buckets: bool = False) -> RunResult:
+              create_buckets: bool = False, keep_rows: bool = True) -> RunResult:
     """Reads and writes at the same time, each with its own engine and concurrency; rows of both
     directions in one dataset, a summary per direction."""
     read_workload.validate()
@@ -96,7 +98,7 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
                                                    "buckets": list(write_workload.buckets)}},
                         workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
                         buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
-                        engine_threads=read_workload.threads + write_workload.threads)
+                        engine_threads=read_workload.threads + write_workload.threads, keep_rows=keep_rows)
     try:
         reader = make_engine(read_target, read_workload, None)
     except BaseException:
