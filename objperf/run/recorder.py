@@ -142,8 +142,10 @@ class Recorder:
     def add(self, cols: dict[str, np.ndarray] | None) -> None:
         if cols is not None and len(cols["offset"]):
             self._unflushed.append(cols)
-            if not self.writer:
-                (self._chunks.append if self.keep_rows else self._counted.add)(cols)
+            if self.writer is None and self.keep_rows:
+                self._chunks.append(cols)
+            elif self.writer is None:
+                self._counted.add(cols)
             self._watch_connections(cols)
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
