@@ -134,16 +134,16 @@ def test_one_connection_serves_many_calls_and_a_closed_one_is_replaced(store):
     assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
     assert light.send("HEAD", store.bucket, "data/even.bin").length == store.objects["data/even.bin"]
     assert light.send("HEAD", store.bucket, "no-such-key").status == 404
-    assert light._exchange.connections_made == 1  # kept alive across calls, error answers included
+    assert light.wire.kept.connections_made == 1  # kept alive across calls, error answers included
     closed = 0
     for fd in os.listdir("/proc/self/fd"):  # as when the server closes an idle connection
         with contextlib.suppress(OSError), socket.socket(fileno=os.dup(int(fd))) as sock:
-            if sock.family == socket.AF_INET and sock.getsockname()[1] == light._exchange.local_port:
+            if sock.family == socket.AF_INET and sock.getsockname()[1] == light.wire.kept.local_port:
                 sock.shutdown(socket.SHUT_RDWR)
                 closed += 1
     assert closed == 1
     assert light.send("HEAD", store.bucket, "data/small.bin").length == 1000
-    assert light._exchange.connections_made == 2
+    assert light.wire.kept.connections_made == 2
 
 
 def test_a_signal_ends_a_call_the_server_never_answers():

@@ -21,9 +21,10 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
             memcpy(s.errbuf + s.errlen, data, room)
             s.errlen += room
         return total
-    if s.op == OPC_GET and s.length > 0 and s.got + <int64_t>total > s.length:
-        # More than the range: the server ignored Range and is sending the whole object.  No byte of it
-        # lands past the slot's range; the transfer ends here and its row says so.
+    if s.op == OPC_GET and s.got + <int64_t>total > s.length:
+        # More than the range: the server ignored Range and is sending the whole object (or more than
+        # the object's size it gave).  No byte of it lands past the slot's range; the transfer ends here
+        # and its row says so.
         s.overrun = 1
         return 0
     if sh.sink == SINK_RAM:
@@ -48,15 +49,67 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
     return total
 
 
+cdef inline bint header_is(const char *data, size_t total, const char *name, size_t n) noexcept nogil:
+    """Whether the header line ``data`` is the header ``name`` (lower case, with its colon)."""
+    cdef size_t i
+    if total <= n:
+        return False
+    for i in range(n):
+        if (data[i] | 32) != name[i]:  # ASCII lower case; ':' and '-' are unchanged by | 32
+            return False
+    return True
+
+
+cdef inline int64_t parse_int(const char *data, size_t total, size_t *i) noexcept nogil:
+    """Decimal digits at ``data[i]``; -1 for none or more than 18 (``i`` moves past them)."""
+    cdef int64_t value = 0
+    cdef int digits = 0
+    while i[0] < total and 48 <= data[i[0]] <= 57:
+        if digits == 18:
+            return -1
+        value = value * 10 + (data[i[0]] - 48)
+        digits += 1
+        i[0] += 1
+    return value if digits else -1
+
+
+cdef int content_range_matches(Slot *s, const char *data, size_t total) noexcept nogil:
+    """A 206's ``Content-Range: bytes FIRST-LAST/SIZE``: 1 when it is the range asked, -1 otherwise."""
+    cdef size_t i = 14
+    cdef int64_t first, last
+    while i < total and data[i] == 32:
+        i += 1
+    if total - i < 6 or not header_is(data + i, total - i, b"bytes ", 6):
+        return -1
+    i += 6
+    first = parse_int(data, total, &i)
+    if first < 0 or i >= total or data[i] != 45:  # '-'
+        return -1
+    i += 1
+    last = parse_int(data, total, &i)
+    if last < 0 or i >= total or data[i] != 47:  # '/'
+        return -1
+    return 1 if first == s.offset and last == s.offset + s.length - 1 else -1
+
+
 cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
-    """Keep the ETag of the final response (a new status line forgets earlier ones)."""
+    """Keep the ETag of the final response (a new status line forgets earlier ones); end a GET whose 206
+    names another range than the one asked (its bytes are not the range's)."""
     cdef Slot *s = <Slot *>userdata
     cdef size_t total = size * nmemb
     cdef size_t i = 5, n = 0
+    cdef long code = 0
     if total >= 5 and data[0] == 72 and data[1] == 84 and data[2] == 84 and data[3] == 80 and data[4] == 47:
         s.etag[0] = 0  # "HTTP/": a new response begins
+        s.range_told = 0
         if s.ts.shared.tls:
             s.tls_resumed = <int8_t>op_tls_resumed(s.easy)  # libcurl detaches the connection before the row
+    elif s.op == OPC_GET and header_is(data, total, b"content-range:", 14):
+        curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+        if code == 206:
+            s.range_told = content_range_matches(s, data, total)
+            if s.range_told < 0:
+                return 0  # libcurl ends the transfer; the row names the range error
     elif total > 5 and (data[0] == 69 or data[0] == 101) and (data[1] == 84 or data[1] == 116) and \
             (data[2] == 65 or data[2] == 97) and (data[3] == 71 or data[3] == 103) and data[4] == 58:
         while i < total and data[i] == 32:

@@ -10,6 +10,8 @@ cdef extern from "curl/curl.h" nogil:
     ctypedef enum CURLcode:
         CURLE_OK
         CURLE_FAILED_INIT
+        CURLE_WEIRD_SERVER_REPLY
+        CURLE_PARTIAL_FILE
         CURLE_RANGE_ERROR
         CURLE_WRITE_ERROR
         CURLE_READ_ERROR

@@ -85,7 +85,10 @@ cdef size_t on_header(char *line, size_t size, size_t nmemb, void *userdata) noe
 cdef int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                      curl_off_t ulnow) noexcept nogil:
     # Ctrl-C (or SIGTERM) while a call is on the wire: Python's handler runs here, in the
-    # main thread, and the call ends at once instead of after the server's answer.
+    # main thread, and the call ends at once instead of after the server's answer.  A call on
+    # another thread ends when ``cancel`` is called (signals reach the main thread only).
+    if (<Exchange>userp).cancelled:
+        return 1
     with gil:
         try:
             PyErr_CheckSignals()
@@ -114,6 +117,8 @@ cdef class Exchange:
     cdef readonly str content_range
     cdef readonly str bucket_region     # the last answer's x-amz-bucket-region ('' without one)
     cdef bint proxy_from_env
+    cdef readonly bint cancelled        # ``cancel`` was called: the call on the wire ends, later ones too
+    cdef readonly bint truncated        # the last answer's body was longer than ``body_limit`` and was cut
 
     def __cinit__(self, ca_file=None, bint verify_tls=True, double connect_timeout=10.0,
                   double idle_timeout=120.0, bint proxy_from_env=False):
@@ -137,9 +142,16 @@ cdef class Exchange:
         if self.headers != NULL:
             curl_slist_free_all(self.headers)
 
-    def request(self, str method, str url, bytes body=b"", *, str byte_range="", long long body_limit=-1):
+    def cancel(self):
+        """End the call on the wire now (from any thread) and refuse later ones: ``TransferFailed``
+        with CURLE_ABORTED_BY_CALLBACK.  For calls whose answer is no longer wanted."""
+        self.cancelled = True
+
+    def request(self, str method, str url, bytes body=b"", *, str byte_range="", long long body_limit=-1,
+                double deadline=0.0):
         """``byte_range`` ("0-0") asks for part of the body; past ``body_limit`` bytes the answer's body is
-        cut off (a server that ignores a Range header sends the whole object)."""
+        cut off (a server that ignores a Range header sends the whole object) and ``truncated`` says so.
+        ``deadline``: seconds the whole call may take (0: no bound but the idle timeout's)."""
         cdef Received got
         cdef CURLcode code
         cdef long status = 0
@@ -153,8 +165,14 @@ cdef class Exchange:
         got.truncated = 0
         got.content_range[0] = 0
         self.interrupted = None
+        self.truncated = False
         self.errbuf[0] = 0
+        if self.cancelled:
+            raise TransferFailed(CURLE_ABORTED_BY_CALLBACK, "cancelled", False)
         self._configure(url_bytes)
+        if deadline > 0:
+            check(curl_easy_setopt(self.easy, CURLOPT_TIMEOUT_MS, <long>max(1.0, deadline * 1000)),
+                  "CURLOPT_TIMEOUT_MS")
         if method == "HEAD":
             check(curl_easy_setopt(self.easy, CURLOPT_NOBODY, <long>1), "CURLOPT_NOBODY")
         elif method == "GET":
@@ -184,6 +202,7 @@ cdef class Exchange:
                 raise self.interrupted
             if code == CURLE_WRITE_ERROR and got.truncated:
                 code = CURLE_OK  # the body was cut off on purpose
+                self.truncated = True
             if code != CURLE_OK:
                 curl_easy_getinfo(self.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
                 detail = self.errbuf.decode(errors="replace") or curl_easy_strerror(code).decode()

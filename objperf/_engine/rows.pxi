@@ -111,6 +111,24 @@ cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
     r.tls_resumed[i] = -1
 
 
+cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nogil:
+    """``result``, or the error of an answer S3 would not give to this request: a GET's bytes that are not
+    the range asked (a 206 naming another range or none, more bytes than the range: 33; fewer: 18), a
+    PUT or part answered 2xx with no ETag to complete the upload with (8)."""
+    if s.overrun or s.range_told < 0:
+        return CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
+    if result != CURLE_OK or code < 200 or code >= 300:
+        return result
+    if s.op == OPC_GET:
+        if code == 206 and s.range_told == 0:
+            return CURLE_RANGE_ERROR
+        if s.got < s.length:
+            return CURLE_PARTIAL_FILE
+    elif (s.op == OPC_PUT or s.op == OPC_UPLOAD_PART) and s.etag[0] == 0:
+        return CURLE_WEIRD_SERVER_REPLY
+    return result
+
+
 cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     """The row of the request on slot ``s``; ``ran``: libcurl ran it (else it could not be started)."""
     cdef ThreadState *ts = s.ts
@@ -118,11 +136,11 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     cdef Ring *r = &ts.ring
     cdef int64_t i
     cdef long code = 0
+    cdef CURLcode answered = result
     ts.requests_done += 1
-    if s.overrun:
-        result = CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
     if ran:
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
+    result = held_to_contract(s, result, code)
     if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.schema
         if result != CURLE_OK or code >= 400 or code == 0:
             ts.errors += 1
@@ -138,7 +156,7 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
         r.status[i] = <int16_t>code
         copy_s3_error(s, r.s3_error + i * S3ERR_CAP)
         r.curl_code[i] = <int32_t>result
-        if code >= 300:
+        if code >= 300 or result != answered:  # an error's body, or bytes that are not what was asked
             r.nbytes[i] = 0
         elif s.op == OPC_GET:
             r.nbytes[i] = s.got

@@ -4,6 +4,7 @@
 cdef inline void reset_slot(Slot *s) noexcept nogil:
     s.got = 0
     s.overrun = 0
+    s.range_told = 0
     s.sent = 0
     s.status = 0
     s.status_known = 0

@@ -154,6 +154,7 @@ ctypedef struct Slot:
     int64_t cap
     int64_t got
     int overrun          # the server sent more than the range asked for (it ignored Range)
+    int range_told       # a GET's answer named its range (Content-Range): 1 the one asked, -1 another
     long status
     int status_known
     char errbuf[ERRBUF_CAP]

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from objperf.sanitize import printable
 from objperf.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
@@ -236,7 +237,9 @@ def amount(nbytes: float) -> str:
 
 def format_summary(s: dict, *, title: str = "objperf") -> str:
     """The summary as the commands print it: a title line, then one labelled line per fact."""
-    return "\n".join([title] + [f"  {label:<12} {text}" for label, text in summary_rows(s)])
+    # Error codes, keys and prefixes came from a server or a file: no control byte of theirs reaches a terminal.
+    return "\n".join([printable(title)] + [f"  {printable(label):<12} {printable(text)}"
+                                           for label, text in summary_rows(s)])
 
 
 def summary_rows(s: dict) -> list[tuple[str, str]]:
@@ -266,6 +269,10 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
                                  f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
                                  f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
+    if s.get("listing_capped"):
+        capped = s["listing_capped"]
+        rows.append(("listing", f"cut at {capped['keys']:,} keys: more objects are under "
+                                f"{', '.join(capped['prefixes'])} (name them with --keys, or a narrower prefix)"))
     if s.get("skipped_objects"):
         rows.append(("skipped", f"{s['skipped_objects']:,} empty objects or directory markers (keys ending in /) "
                                 "under the prefix, not read"))

@@ -18,6 +18,7 @@ from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.recorder import Recorder, RunResult
+from objperf.run.sinkpath import confined_path
 from objperf.s3.target import ResolvedTarget, UrlRenewal
 
 __all__ = ["RunResult", "make_engine", "run_read", "run_reads_together", "settled"]
@@ -53,13 +54,13 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
 
 
 def open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int]:
-    """One file per object under ``--sink-dir`` for the file sink (none for the others)."""
+    """One file per object under ``--sink-dir`` for the file sink (none for the others).  Every key is checked
+    before any file is made: one refused key writes nothing."""
     if workload.sink != "file":
         return []
-    base = Path(workload.sink_dir)
+    paths = [confined_path(workload.sink_dir, obj.bucket, obj.key) for obj in target.objects]
     fds: list[int] = []
-    for obj in target.objects:
-        path = base / (obj.bucket or "http") / obj.key
+    for obj, path in zip(target.objects, paths):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
@@ -113,8 +114,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     status = drive(recorder, [part], on_progress=on_progress, after_engines=[lambda: close_all(fds)])
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
         if keep_slot_buffers and workload.sink == "ram" else []
-    return recorder.finish(status, slot_buffers=buffers,
-                           extra={"skipped_objects": target.skipped} if target.skipped else None)
+    return recorder.finish(status, slot_buffers=buffers, extra=target.notes() or None)
 
 
 def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:

@@ -20,6 +20,7 @@ from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
 from objperf.errors import RunFailed, describe_os_error
 from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
+from objperf.run.outcome import failure
 from objperf.run.sampler import Sampler
 from objperf.schema import empty_columns, ok_requests
 
@@ -236,13 +237,7 @@ class Recorder:
         asked = {w.get("http_version") for w in self._workloads()} - {None}
         if len(asked) == 1:
             summary["http_asked_for"] = asked.pop()
-        if status == "complete" and not summary["ok_requests"] and not summary["bytes"]:
-            cut = f", {summary['cut_requests']} cut when the run ended" if summary["cut_requests"] else ""
-            self.error = self.error or ("no request was made" if not summary["requests"] else
-                                        f"no request succeeded ({summary['error_requests']} failed{cut}) "
-                                        "and no byte moved")
         if self.error:
-            status = "failed"
             summary["error"] = self.error
         app_bytes = {name: d["bytes"] for name, d in summary["directions"].items()}
         summary["evidence"] = self.sampler.evidence(app_bytes, wall, self.engine_threads)
@@ -251,6 +246,9 @@ class Recorder:
         if self.rows_dropped:
             summary["rows_dropped"] = self.rows_dropped
         summary.update(extra or {})
+        if status != "interrupted" and failure(summary):
+            status = "failed"
+            summary["error"] = failure(summary)
         self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
         if self.write_error is not None:
             status = self.manifest["status"] = "failed"

@@ -22,7 +22,16 @@ from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, wri
 from objperf.run.drive import drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client
-from objperf.schema import OP, OP_PUT, OP_UPLOAD_PART, S3_ERROR_BYTES, cut_requests, empty_columns, ok_requests
+from objperf.schema import (
+    CUT_CURL_CODE,
+    OP,
+    OP_PUT,
+    OP_UPLOAD_PART,
+    S3_ERROR_BYTES,
+    cut_requests,
+    empty_columns,
+    ok_requests,
+)
 
 
 def control_row(op: str, key_index: int, outcome: Attempt, *, length: int = 0) -> dict[str, np.ndarray]:
@@ -64,6 +73,7 @@ OPEN_AHEAD = 8  # CreateMultipartUpload calls in flight at most
 ABORTS_AT_ONCE = 32  # AbortMultipartUpload calls in flight at most, at the end of a run
 NOTHING_SENT = (0, 6, 7)  # an answer, or a request that never left (host unresolved, connection refused)
 STEP_S = 0.1
+CREATE_GRACE_S = 2.0  # how long the end of a run waits for CreateMultipartUpload answers before cutting them
 
 
 def check_write_resources(workload: WriteWorkload) -> None:
@@ -159,6 +169,8 @@ class Uploader:
                 self._opener.shutdown(wait=False)
 
     def _abort_open(self, interrupted: bool) -> None:
+        if interrupted:
+            self._cancel_opening(0.0)
         self._collect_opened(wait_all=True)  # uploads still being opened are aborted too
         aborts = []
         for upload in list(self.open.values()):
@@ -177,6 +189,7 @@ class Uploader:
         drain_until_done(self.engine, self._take)
         self.recorder.stop_clock()
         self.unfinished_jobs = 0  # jobs queued but never started leave no row
+        self._cancel_opening(CREATE_GRACE_S)
         self._collect_opened(wait_all=True)  # uploads being opened as the time ran out are aborted too
         aborts = []
         for upload in list(self.open.values()):
@@ -204,6 +217,15 @@ class Uploader:
         for upload_id in found:
             upload.upload_id = upload_id
             self._abort(upload, failed=False, started=count)
+
+    def _cancel_opening(self, grace_s: float) -> None:
+        """CreateMultipartUpload calls still unanswered after ``grace_s`` are cut: the run is over, and a
+        store trickling its answer would hold it up to the control timeout.  What such a call may have
+        opened is found and aborted as for any lost answer."""
+        if self._opening:
+            wait(list(self._opening), timeout=grace_s, return_when=ALL_COMPLETED)
+        if any(not f.done() for f in self._opening):
+            self.client.cancel_calls()
 
     # -- internals ----------------------------------------------------------------
 
@@ -279,7 +301,8 @@ class Uploader:
         while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
                and not (self.stopping or self._budget_spent())):
             upload = self._reserve()
-            future = self._opener.submit(self.multipart.attempt, "create_multipart_upload", Bucket=upload.bucket,
+            # Bounded by the run's --duration as well as --timeout: an upload opened after the run is of no use
+            future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
                                          Key=upload.key)
             self._opening[future] = upload
         return None
@@ -308,6 +331,9 @@ class Uploader:
                 continue
             outcome = future.result()
             self.recorder.add(control_row("CREATE_MPU", upload.index, outcome))
+            if outcome.curl_code == CUT_CURL_CODE:  # cut by _cancel_opening: as if its answer were lost
+                self._abort_unanswered_create(upload)
+                continue
             if not outcome.ok:
                 self.failed_objects += 1
                 if outcome.status in (401, 403) or outcome.curl_code:

@@ -21,7 +21,7 @@ from objperf.errors import (
     unreachable,
 )
 from objperf.s3 import sigv4
-from objperf.s3.light import Attempt
+from objperf.s3.light import Attempt, held_to_contract
 from objperf.s3.settings import S3Settings
 
 CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR = 35, 56  # transport failures, coded as the engine codes them
@@ -86,6 +86,20 @@ class BotocorePlane:
 
     def handles(self, call: str, extra: frozenset[str] = frozenset()) -> bool:
         return True
+
+    @cached_property
+    def wire(self):
+        """The bounded libcurl requests of the calls this plane only signs (listing)."""
+        from objperf.s3.light import Wire
+
+        return Wire(self.settings.trusted_cas, self.settings.verify_tls, self.settings.timeout, proxy_from_env=True)
+
+    def presign_list(self, bucket: str, prefix: str, token: str | None, max_keys: int) -> str:
+        params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": max_keys}
+        if token:
+            params["ContinuationToken"] = token
+        return self.call(f"presign LIST s3://{bucket}/{prefix}", "generate_presigned_url",
+                         ClientMethod="list_objects_v2", Params=params, ExpiresIn=300)
 
     def call(self, what: str, method: str, **params):
         """``client.<method>(**params)``; every failure becomes one typed objperf error."""
@@ -183,7 +197,7 @@ class BotocorePlane:
         try:
             response = getattr(self.client, method)(**params)
             status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 200)
-            return Attempt(response, status, "", 0, t_start, time.perf_counter() - t0)
+            return held_to_contract(method, Attempt(response, status, "", 0, t_start, time.perf_counter() - t0))
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0

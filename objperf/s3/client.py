@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 
-from objperf.errors import BucketNotFound, NotFound, UsageError
+from objperf.errors import BucketNotFound, NotFound, TransferFailed, UsageError, refused, unreachable
 from objperf.s3.boto import BotocorePlane
 from objperf.s3.light import Attempt, LightS3
+from objperf.s3.listing import LISTING_LIMIT, PAGE_KEYS, Listing, list_all
 from objperf.s3.settings import PRESIGN_MAX_SECONDS, URL_LIFETIME_S, S3Settings, check_url_lifetime
 
 __all__ = ["URL_LIFETIME_S", "Attempt", "S3Client", "S3Settings", "check_url_lifetime"]
@@ -70,6 +71,14 @@ class S3Client:
     def attempt(self, method: str, **params) -> Attempt:
         """One multipart call whose outcome becomes a row: S3 errors are returned, not raised."""
         return self._plane(method).attempt(method, **params)
+
+    def cancel_calls(self) -> None:
+        """Cut every call of this client now on the wire (from any thread): their answers are no longer
+        wanted.  botocore's own calls cannot be cut; each ends by its timeout."""
+        if self._light is not None:
+            self._light.wire.cancel()
+        if self._botocore.built:
+            self._botocore.wire.cancel()
 
     def for_multipart(self) -> S3Client:
         """This client, waiting up to the settings' ``multipart_timeout``: for the calls that open and close a
@@ -134,25 +143,31 @@ class S3Client:
                           Prefix=prefix)
         return [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])]
 
-    def list_keys(self, bucket: str, prefix: str, limit: int = 100_000) -> list[tuple[str, int]]:
-        """(key, size) of objects under ``prefix``."""
-        found: list[tuple[str, int]] = []
-        token = None
-        while len(found) < limit:
-            params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": 1000}
-            if token:
-                params["ContinuationToken"] = token
+    def list_keys(self, bucket: str, prefix: str, limit: int = LISTING_LIMIT) -> list[tuple[str, int]]:
+        """(key, size) of objects under ``prefix``, at most ``limit``."""
+        return self.list_objects(bucket, prefix, limit).keys
+
+    def list_objects(self, bucket: str, prefix: str, limit: int = LISTING_LIMIT) -> Listing:
+        """The objects under ``prefix`` (``objperf.s3.listing``: every page bounded and checked, the listing
+        ended by its last page, ``limit``, a repeated token or the deadline).  Presigned by whichever plane
+        signs, sent over libcurl as a run's own requests are."""
+        plane = self._plane("list_objects_v2", ("Prefix", "ContinuationToken"))
+        where = f"LIST s3://{bucket}/{prefix}"
+
+        def fetch_page(token: str | None) -> bytes:
+            url = plane.presign_list(bucket, prefix, token, min(PAGE_KEYS, max(1, limit)))
             try:
-                page = self._call(f"LIST s3://{bucket}/{prefix}", "list_objects_v2", **params)
-            except NotFound as exc:
-                if exc.s3_error == "NoSuchBucket" or not self.bucket_exists(bucket):
-                    raise self.missing_bucket(bucket, exc) from None
-                raise
-            found += [(item["Key"], int(item["Size"])) for item in page.get("Contents", [])]
-            if not page.get("IsTruncated"):
-                break
-            token = page.get("NextContinuationToken")
-        return found[:limit]
+                answer = plane.wire.send("GET", url)
+            except TransferFailed as exc:
+                raise unreachable(self.endpoint, where, exc.code, exc.detail) from None
+            if not 200 <= answer.status < 300:
+                code = answer.element("Code") or ""
+                if answer.status == 404 and (code == "NoSuchBucket" or not self.bucket_exists(bucket)):
+                    raise self.missing_bucket(bucket)
+                raise refused(self.endpoint, where, code, answer.status)
+            return answer.body
+
+        return list_all(fetch_page, where, prefix, limit=limit, deadline_s=self.settings.multipart_timeout)
 
     def list_buckets(self) -> list[str]:
         listing = self._call("list buckets", "list_buckets")

@@ -19,19 +19,21 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from objperf._engine.exchange import Exchange
-from objperf.errors import TransferFailed, refused, unreachable
+from objperf.errors import CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY, TransferFailed, refused, unreachable
 from objperf.s3 import sigv4
-from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_TIMEOUT_S
+from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_BODY_CAP, CONTROL_TIMEOUT_S
 from objperf.s3.xml import element_text
+from objperf.sanitize import printable
 from objperf.schema import ok_requests
 
 DEFAULT_REGION = "us-east-1"
+UPLOAD_ID_MAX = 1024  # AWS's are about 150 characters
 
 
 # What this plane does without botocore, by botocore's method name.  Presigning: (HTTP method, the
@@ -70,6 +72,16 @@ class Answer:
         return element_text(self.body, name)
 
 
+def held_to_contract(method: str, attempt: Attempt) -> Attempt:
+    """``attempt``, or a failure when its 2xx answer lacks what S3 specifies for ``method``: a
+    CreateMultipartUpload with no usable ``UploadId`` would have its parts sent as whole-object PUTs."""
+    if attempt.ok and method == "create_multipart_upload":
+        upload_id = (attempt.response or {}).get("UploadId") or ""
+        if not upload_id or len(upload_id) > UPLOAD_ID_MAX or printable(upload_id) != upload_id:
+            return replace(attempt, response=None, curl_code=CURLE_WEIRD_SERVER_REPLY)
+    return attempt
+
+
 def env_keys(environ: Mapping[str, str]) -> sigv4.Keys | None:
     """botocore's first link of the credential chain (its ``EnvProvider``), when it gives a
     complete, non-expiring key pair; otherwise None and botocore walks the chain itself."""
@@ -97,10 +109,7 @@ class LightS3:
         self.region = region
         self.keys = keys  # None: anonymous, nothing is signed
         self.ca_bundle, self.verify_tls = ca_bundle, verify_tls
-        self._lock = threading.Lock()
-        self._new_exchange = lambda: Exchange(ca_bundle, verify_tls, min(CONNECT_TIMEOUT_S, timeout), timeout)
-        self._exchange = self._new_exchange()  # the one sequential calls share, with its kept connection
-        self._idle = [self._exchange]  # calls made at once (uploads opened ahead) take one each
+        self.wire = Wire(ca_bundle, verify_tls, timeout)
 
     @classmethod
     def for_settings(cls, settings, environ: Mapping[str, str] = os.environ) -> LightS3 | None:
@@ -146,7 +155,7 @@ class LightS3:
 
     def handles(self, call: str, extra: frozenset[str] = frozenset()) -> bool:
         """Whether this plane makes ``call`` (botocore's method name) with these extra parameters."""
-        if call == "head_object" or call in LIGHT_ATTEMPTS:
+        if call in ("head_object", "list_objects_v2") or call in LIGHT_ATTEMPTS:
             return True
         return call in LIGHT_PRESIGNS and extra == LIGHT_PRESIGNS[call][1]
 
@@ -175,6 +184,13 @@ class LightS3:
         if not 200 <= answer.status < 300:
             raise refused(self.endpoint, what, "", answer.status)
         return answer.length
+
+    def presign_list(self, bucket: str, prefix: str, token: str | None, max_keys: int) -> str:
+        """A presigned ListObjectsV2 page."""
+        params = [("list-type", "2"), ("max-keys", str(max_keys)), ("prefix", prefix)]
+        if token:
+            params.append(("continuation-token", token))
+        return self.presign("GET", bucket, "", 300, params)
 
     def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
         params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []
@@ -207,19 +223,55 @@ class LightS3:
         if not 200 <= status < 300:
             return Attempt(None, status, answer.element("Code") or "", 0, t_start, seconds)
         response = {"UploadId": answer.element("UploadId")} if method == "create_multipart_upload" else {}
-        return Attempt(response, answer.status, "", 0, t_start, seconds)
+        return held_to_contract(method, Attempt(response, answer.status, "", 0, t_start, seconds))
 
     def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
              body: bytes = b"") -> Answer:
         """One presigned request; the endpoint's answer, whatever its status (``TransferFailed`` for none).
         The connection is kept for the next request (over TLS a write run's multipart calls would otherwise
         pay a handshake each), opened again when the server has closed it."""
-        url = self.presign(method, bucket, key, 300, params)
+        return self.wire.send(method, self.presign(method, bucket, key, 300, params), body)
+
+
+class Wire:
+    """Control-plane requests over kept libcurl handles, each bounded: its answer's body by
+    ``CONTROL_BODY_CAP`` (a longer one is a failure, not a truncated answer), its whole time by
+    ``timeout``, and its idle time by the same.  One handle for sequential calls, with its kept
+    connection; calls made at once (uploads opened ahead) take one each.  ``cancel`` ends every call
+    on the wire now, from any thread (later calls go out as usual)."""
+
+    def __init__(self, ca_bundle: str | None, verify_tls: bool, timeout: float, *, proxy_from_env: bool = False):
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._new = lambda: Exchange(ca_bundle, verify_tls, min(CONNECT_TIMEOUT_S, timeout), timeout,
+                                     proxy_from_env=proxy_from_env)
+        self._idle = [self._new()]
+        self._busy: set = set()
+
+    def send(self, method: str, url: str, body: bytes = b"") -> Answer:
+        """One request; the answer, whatever its status (``TransferFailed`` for none, or too long a one)."""
         with self._lock:
-            exchange = self._idle.pop() if self._idle else self._new_exchange()
+            exchange = self._idle.pop() if self._idle else self._new()
+            self._busy.add(exchange)
         try:
-            status, length, content = exchange.request(method, url, body)
+            status, length, content = exchange.request(method, url, body, body_limit=CONTROL_BODY_CAP,
+                                                       deadline=self.timeout)
         finally:
             with self._lock:
-                self._idle.append(exchange)
+                self._busy.discard(exchange)
+                if not exchange.cancelled:
+                    self._idle.append(exchange)
+        if exchange.truncated:
+            raise TransferFailed(CURLE_FILESIZE_EXCEEDED, f"an answer longer than {CONTROL_BODY_CAP >> 20} MiB, "
+                                 "more than any S3 control call sends", True)
         return Answer(status, length if length >= 0 else None, content, exchange.bucket_region)
+
+    @property
+    def kept(self):
+        """The handle sequential calls share."""
+        return self._idle[0]
+
+    def cancel(self) -> None:
+        with self._lock:
+            for exchange in self._busy:
+                exchange.cancel()

@@ -11,6 +11,9 @@ from objperf.errors import UsageError
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CONTROL_TIMEOUT_S = 120.0  # completing a large upload can take a while
 CONNECT_TIMEOUT_S = 10.0
+# The longest answer a control-plane call takes in (a listing page of 1000 keys of 1 KiB each is about
+# 1.4 MB): a server streaming an endless body is cut off here, and the call fails.
+CONTROL_BODY_CAP = 8 << 20
 # How long a run's presigned URLs live.  Runs sign them afresh every third of this, so a run outlasts
 # them and the temporary credentials (SSO, an assumed role) they were signed with: botocore renews
 # those ten to fifteen minutes before they expire, and each new URL is signed with what it holds then.

@@ -23,6 +23,7 @@ from objperf.errors import (
     UsageError,
 )
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
+from objperf.s3.listing import LISTING_LIMIT
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class ResolvedTarget:
     client: S3Client | None = field(default=None, repr=False)
     url_lifetime: int = URL_LIFETIME_S
     skipped: int = 0  # empty objects and directory markers under a prefix, which a read run leaves out
+    capped: list[str] = field(default_factory=list)  # the prefixes whose listing the key limit cut short
 
     @property
     def tls(self) -> bool:
@@ -58,7 +60,18 @@ class ResolvedTarget:
             info["url_lifetime_s"] = self.url_lifetime
         if self.skipped:
             info["skipped_objects"] = self.skipped
+        if self.capped:
+            info["listing_capped"] = self.capped
         return info
+
+    def notes(self) -> dict:
+        """What a run's summary says of how its objects were found."""
+        notes: dict = {}
+        if self.skipped:
+            notes["skipped_objects"] = self.skipped
+        if self.capped:
+            notes["listing_capped"] = {"prefixes": self.capped, "keys": len(self.objects)}
+        return notes
 
     def engine_tls(self) -> dict:
         return self.settings.engine_tls() if self.settings is not None else {}
@@ -148,12 +161,16 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
         raise UsageError("give either a key in the URL or a list of --keys, not both")
     objects: list[ObjectRef] = []
     skipped = 0
+    capped: list[str] = []
     for bucket in buckets or [url_bucket]:
         client.check_region(bucket)
         if isinstance(keys, list):
             objects += [ObjectRef(bucket, key + k, client.object_size(bucket, key + k)) for k in keys]
         elif not key or key.endswith("/") or isinstance(keys, int):
-            listed = client.list_keys(bucket, key, limit=keys if isinstance(keys, int) else 100_000)
+            listing = client.list_objects(bucket, key, limit=keys if isinstance(keys, int) else LISTING_LIMIT)
+            listed = listing.keys
+            if listing.capped and not isinstance(keys, int):
+                capped.append(f"s3://{bucket}/{key}")
             if not listed:
                 if not client.bucket_exists(bucket):
                     raise client.missing_bucket(bucket)
@@ -169,7 +186,7 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
         else:
             objects.append(ObjectRef(bucket, key, client.object_size(bucket, key)))
     target = ResolvedTarget("s3", objects, client.endpoint, settings, client=client, url_lifetime=url_lifetime,
-                            skipped=skipped)
+                            skipped=skipped, capped=capped)
     target.sign_urls()
     return target
 

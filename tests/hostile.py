@@ -1,0 +1,307 @@
+"""A hostile S3 server for the tests: stdlib only, one misbehaviour per mode.
+
+``HostileS3(mode, ...)`` speaks just enough S3 (HEAD and ranged GET of objects, ListObjectsV2, PUT,
+and the multipart calls) to be a store objperf would use, and breaks the S3 contract in the one way
+its mode names.  It checks no signature: objperf signs, the server ignores it.  ``calls`` counts the
+requests by kind, so a test can say what objperf sent; ``stop`` ends every trickle and stream at once.
+
+Modes (``MODES`` holds them all):
+
+- ``well-behaved``: none of the below; the control case.
+- ``listing-keys``: the listing returns ``keys`` as given (``../x``, absolute paths, outside the prefix).
+- ``listing-endless-body``: the listing's body never ends.
+- ``listing-forever-same-token``: every page is truncated and names the same continuation token.
+- ``listing-forever-new-token``: every page is truncated and names a new token, each with ``page_keys`` keys.
+- ``listing-bad-size``: a listed size that is no number, or negative, or 1e99.
+- ``listing-not-xml``: the listing's body is not XML.
+- ``head-endless-body``: a HEAD answer followed by an endless body (a broken server, or a hostile one).
+- ``create-endless-body``: CreateMultipartUpload answers 200 and a body that never ends.
+- ``create-trickle``: CreateMultipartUpload answers 200 and then 2 bytes a second.
+- ``create-no-upload-id``: CreateMultipartUpload answers 200 without an UploadId.
+- ``part-no-etag``: every UploadPart and PUT answers 200 without an ETag.
+- ``part-500``: every UploadPart and PUT answers 500.
+- ``complete-200-error``: CompleteMultipartUpload answers 200 with an ``<Error>`` body.
+- ``wrong-content-range``: every 206 says ``bytes 0-…`` whatever range was asked, and sends those bytes.
+- ``short-body``: a 206 names the range asked and sends half of it, with a Content-Length that says so.
+- ``head-says-zero``: HEAD says 0 bytes; GET sends ``size`` bytes.
+- ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+import threading
+import time
+from urllib.parse import parse_qs, unquote, urlsplit
+
+MODES = (
+    "well-behaved", "listing-keys", "listing-endless-body", "listing-forever-same-token",
+    "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
+    "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
+    "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error",
+)
+ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
+
+
+def content(size: int) -> bytes:
+    return bytes((i * 7 + 3) % 251 for i in range(min(size, 251))) * (size // 251 + 1)
+
+
+class HostileS3:
+    def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
+                 bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000):
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode = mode
+        self.bucket = bucket
+        self.objects = dict(objects or {"data/obj.bin": 4 << 20})
+        self.keys = list(keys or [])
+        self.bad_size = bad_size
+        self.page_keys = page_keys
+        self.calls: dict[str, int] = {}
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self._server: http.server.ThreadingHTTPServer | None = None
+
+    # -- life -----------------------------------------------------------------------------------------
+
+    def __enter__(self) -> HostileS3:
+        owner = self
+
+        class Handler(_Handler):
+            hostile = owner
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True, name=f"hostile-{self.mode}").start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    def count(self, call: str) -> None:
+        with self.lock:
+            self.calls[call] = self.calls.get(call, 0) + 1
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        pass  # a client that hangs up on a hostile answer is what the tests expect
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    hostile: HostileS3
+
+    def log_message(self, *args) -> None:
+        pass
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    def _where(self) -> tuple[str, str, dict[str, list[str]]]:
+        parts = urlsplit(self.path)
+        path = unquote(parts.path).lstrip("/")
+        bucket, _, key = path.partition("/")
+        return bucket, key, parse_qs(parts.query, keep_blank_values=True)
+
+    def _answer(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self._write(body)
+
+    def _write(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+
+    def _endless(self, status: int = 200, first: bytes = b"<?xml version='1.0'?><R>") -> None:
+        """Chunked, never ending: what a server streaming garbage sends."""
+        self.send_response(status)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = first + b"<X>" + b"A" * 65536 + b"</X>"
+        frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+        while not self.hostile.stopping.is_set() and self._write(frame):
+            chunk = b"A" * 65536
+            frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+        self.close_connection = True
+
+    def _trickle(self, body: bytes) -> None:
+        """200, headers at once, then 2 bytes a second."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for at in range(0, len(body), 2):
+            if self.hostile.stopping.wait(1.0) or not self._write(body[at:at + 2]):
+                break
+        self.close_connection = True
+
+    def _error(self, status: int, code: str) -> None:
+        body = f"<?xml version='1.0'?><Error><Code>{code}</Code><Message>{code}</Message></Error>".encode()
+        self._answer(status, body, {"Content-Type": "application/xml"})
+
+    def _drain_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    # -- S3 -------------------------------------------------------------------------------------------
+
+    def do_HEAD(self) -> None:
+        h = self.hostile
+        bucket, key, _ = self._where()
+        h.count("HEAD")
+        if h.mode == "ansi-error" and key:
+            self.send_response(403)
+            self.send_header("x-amz-error-code", ANSI_CODE)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if not key:
+            self._answer(200 if bucket == h.bucket else 404)
+            return
+        if h.mode == "head-endless-body":
+            self._endless()
+            return
+        if key not in h.objects:
+            self._answer(404)
+            return
+        size = 0 if h.mode == "head-says-zero" else h.objects[key]
+        self.send_response(200)
+        self.send_header("Content-Length", str(size))
+        self.send_header("ETag", '"hostile"')
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        h = self.hostile
+        bucket, key, query = self._where()
+        if not key and "list-type" in query:
+            self._list(query)
+            return
+        h.count("GET")
+        if h.mode == "ansi-error":
+            self._error(503, ANSI_CODE)
+            return
+        if key not in h.objects:
+            self._error(404, "NoSuchKey")
+            return
+        data = content(h.objects[key])[:h.objects[key]]
+        asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
+        if not asked:
+            self._answer(200, data)
+            return
+        first, last = int(asked[1]), min(int(asked[2]), len(data) - 1)
+        if h.mode == "wrong-content-range":
+            first, last = 0, last - first
+        body = data[first:last + 1]
+        if h.mode == "short-body":  # the range asked in Content-Range, half of it in Content-Length
+            body = body[:len(body) // 2]
+        self._answer(206, body, {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
+
+    def _list(self, query: dict[str, list[str]]) -> None:
+        h = self.hostile
+        h.count("LIST")
+        prefix = query.get("prefix", [""])[0]
+        token = query.get("continuation-token", [""])[0]
+        if h.mode == "listing-endless-body":
+            self._endless()
+            return
+        if h.mode == "listing-not-xml":
+            self._answer(200, b"this is not <xml")
+            return
+        keys = h.keys if h.mode == "listing-keys" else [k for k in h.objects if k.startswith(prefix)]
+        items = [(k, h.objects.get(k, 1 << 20)) for k in keys]
+        truncated, next_token = False, ""
+        if h.mode == "listing-forever-same-token":
+            truncated, next_token = True, "same"
+        elif h.mode == "listing-forever-new-token":
+            page = int(token or 0) + 1
+            items = [(f"{prefix}page{page}-{i}", 1 << 20) for i in range(h.page_keys)]
+            truncated, next_token = True, str(page)
+        contents = "".join(
+            f"<Contents><Key>{_xml(k)}</Key><Size>{h.bad_size if h.mode == 'listing-bad-size' else size}</Size>"
+            "</Contents>" for k, size in items)
+        body = ("<?xml version='1.0' encoding='UTF-8'?><ListBucketResult>"
+                f"<Name>{h.bucket}</Name><Prefix>{_xml(prefix)}</Prefix><KeyCount>{len(items)}</KeyCount>"
+                f"<IsTruncated>{'true' if truncated else 'false'}</IsTruncated>"
+                + (f"<NextContinuationToken>{next_token}</NextContinuationToken>" if next_token else "")
+                + contents + "</ListBucketResult>").encode()
+        self._answer(200, body, {"Content-Type": "application/xml"})
+
+    def do_PUT(self) -> None:
+        h = self.hostile
+        bucket, key, query = self._where()
+        self._drain_body()
+        h.count("UPLOAD_PART" if "uploadId" in query else "PUT")
+        if h.mode == "part-500":
+            self._error(500, "InternalError")
+        elif h.mode == "part-no-etag":
+            self._answer(200)
+        else:
+            self._answer(200, headers={"ETag": '"part"'})
+
+    def do_POST(self) -> None:
+        h = self.hostile
+        bucket, key, query = self._where()
+        self._drain_body()
+        if "uploads" in query:
+            h.count("CREATE_MPU")
+            ok = (f"<?xml version='1.0'?><InitiateMultipartUploadResult><Bucket>{bucket}</Bucket>"
+                  f"<Key>{_xml(key)}</Key><UploadId>up-1</UploadId></InitiateMultipartUploadResult>").encode()
+            if h.mode == "create-endless-body":
+                self._endless()
+            elif h.mode == "create-trickle":
+                self._trickle(ok)
+            elif h.mode == "create-no-upload-id":
+                self._answer(200, b"<?xml version='1.0'?><InitiateMultipartUploadResult><Bucket>"
+                             + bucket.encode() + b"</Bucket></InitiateMultipartUploadResult>")
+            else:
+                self._answer(200, ok)
+        elif "uploadId" in query:
+            h.count("COMPLETE_MPU")
+            if h.mode == "complete-200-error":
+                self._answer(200, b"<?xml version='1.0'?><Error><Code>InternalError</Code>"
+                             b"<Message>We encountered an internal error.</Message></Error>")
+            else:
+                self._answer(200, b"<?xml version='1.0'?><CompleteMultipartUploadResult><ETag>\"x-2\"</ETag>"
+                             b"</CompleteMultipartUploadResult>")
+        else:
+            self._error(400, "InvalidRequest")
+
+    def do_DELETE(self) -> None:
+        h = self.hostile
+        _, _, query = self._where()
+        h.count("ABORT_MPU" if "uploadId" in query else "DELETE")
+        self._answer(204)
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def wait_for(predicate, timeout: float = 30.0, every: float = 0.05) -> bool:
+    """Whether ``predicate()`` came true within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return bool(predicate())

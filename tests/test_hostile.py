@@ -1,0 +1,281 @@
+"""objperf against a hostile S3 server (``tests/hostile.py``): each misbehaviour ends in one clear line,
+a failed row with a named error, or a bounded wait — never a write outside the sink directory, an
+unbounded wait or memory, a success that was not one, or a control byte on the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hostile import HostileS3, wait_for
+
+from conftest import run_cli
+from objperf import load
+from objperf.errors import TargetError
+from objperf.run.sinkpath import confined_path
+from objperf.s3.client import S3Client
+from objperf.s3.settings import S3Settings
+
+pytestmark = pytest.mark.timeout(120)
+KEYS = {"AWS_ACCESS_KEY_ID": "hostile-key", "AWS_SECRET_ACCESS_KEY": "hostile-secret-never-shown"}
+
+
+def env() -> dict:
+    return {**os.environ, **KEYS, "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+            "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def run_measured(module: str, *args: str, timeout: float = 90) -> tuple[subprocess.CompletedProcess, int]:
+    """A command's outcome and its peak RSS in bytes (from wait4: this child's alone)."""
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, env=env(), text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    _, _, usage = os.wait4(proc.pid, os.WNOHANG) if proc.returncode is None else (0, 0, None)
+    rss = usage.ru_maxrss * 1024 if usage else 0
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), rss
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "error" in line]
+
+
+def assert_one_clean_error(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    errors = error_lines(done.stderr)
+    assert len(errors) == 1, done.stderr
+    for word in words:
+        assert word in errors[0], errors[0]
+    assert KEYS["AWS_SECRET_ACCESS_KEY"] not in done.stdout + done.stderr
+
+
+# -- keys that would write outside the sink directory ----------------------------------------------
+
+
+@pytest.mark.parametrize("url_prefix, key", [
+    ("data/", "data/../../escaped.bin"),
+    ("data/", "data/a/../../../escaped.bin"),
+    ("", "/tmp/objperf-hostile-escaped.bin"),
+    ("", "../escaped.bin"),
+])
+def test_a_listed_key_never_becomes_a_path_outside_the_sink_directory(tmp_path, url_prefix, key):
+    sink = tmp_path / "sink"
+    sink.mkdir()
+    with HostileS3("listing-keys", keys=[key, f"{url_prefix}fine.bin"]) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/{url_prefix}", "--endpoint", s3.endpoint,
+                       "--sink", "file", "--sink-dir", str(sink), "--no-save", "-c", "2", env=env(), timeout=60)
+        assert s3.calls.get("GET", 0) == 0  # refused before the first request
+    assert_one_clean_error(done, "refusing key", repr(key))
+    escaped = [p for p in tmp_path.rglob("*escaped*")] + list(Path("/tmp").glob("objperf-hostile-escaped*"))
+    assert escaped == []
+    assert list(sink.iterdir()) == []  # one refused key writes nothing
+
+
+def test_a_key_outside_the_asked_prefix_is_refused(tmp_path):
+    with HostileS3("listing-keys", keys=["data/a.bin", "elsewhere/b.bin"]) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, "'elsewhere/b.bin'", "not under the prefix")
+
+
+@pytest.mark.parametrize("key", ["a/\0/b", "..", "a/..", ".", "", "/", "a\\..\\..\\x"])
+def test_confined_path_refuses_what_is_no_file_below_the_directory(tmp_path, key):
+    with pytest.raises(TargetError, match="refusing key"):
+        confined_path(tmp_path, "bucket", key)
+
+
+def test_confined_path_refuses_a_symlink_leading_out(tmp_path):
+    (tmp_path / "sink" / "bucket").mkdir(parents=True)
+    (tmp_path / "sink" / "bucket" / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(TargetError, match="leaves the sink directory"):
+        confined_path(tmp_path / "sink", "bucket", "link/x.bin")
+    assert confined_path(tmp_path / "sink", "bucket", "a/./b//c.bin") == (tmp_path / "sink" / "bucket" / "a/b/c.bin")
+
+
+# -- listings without end ------------------------------------------------------------------------------
+
+
+def test_an_endless_listing_body_is_cut_at_the_cap_and_memory_stays_bounded():
+    with HostileS3("listing-endless-body") as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save")
+    assert_one_clean_error(done, "longer than")
+    assert rss < 600 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+def test_a_listing_that_repeats_its_token_stops_at_once():
+    with HostileS3("listing-forever-same-token") as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls["LIST"] == 2
+    assert_one_clean_error(done, "repeated continuation token", "loops")
+
+
+def test_a_listing_that_never_ends_stops_at_its_deadline():
+    with HostileS3("listing-forever-new-token", page_keys=0) as s3:
+        started = time.monotonic()
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       "--timeout", "2s", env=env(), timeout=60)
+    assert_one_clean_error(done, "did not end within 2s")
+    assert time.monotonic() - started < 30
+
+
+def test_a_listing_cut_by_the_key_limit_says_so(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEYS["AWS_ACCESS_KEY_ID"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", KEYS["AWS_SECRET_ACCESS_KEY"])
+    with HostileS3("listing-forever-new-token") as s3:
+        client = S3Client(S3Settings(endpoint=s3.endpoint, region="us-east-1"))
+        listing = client.list_objects(s3.bucket, "data/", limit=2500)
+    assert listing.capped and len(listing.keys) == 2500 and listing.pages == 3
+
+
+@pytest.mark.parametrize("mode, bad_size, words", [
+    ("listing-bad-size", "-5", ("size '-5'",)),
+    ("listing-bad-size", "1e99", ("size '1e99'",)),
+    ("listing-bad-size", "99999999999999999999", ("not a byte count",)),
+    ("listing-not-xml", "", ("not XML",)),
+])
+def test_a_malformed_listing_is_one_line(mode, bad_size, words):
+    with HostileS3(mode, bad_size=bad_size) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+    assert_one_clean_error(done, *words)
+
+
+# -- the multipart calls -------------------------------------------------------------------------------
+
+
+def put_args(s3: HostileS3, tmp_path: Path, *extra: str) -> list[str]:
+    return [f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--object-size", "12MiB", "--part-size", "5MiB",
+            "-c", "2", "--out", str(tmp_path / "put"), *extra]
+
+
+def test_a_create_without_upload_id_sends_no_part_and_fails(tmp_path):
+    with HostileS3("create-no-upload-id") as s3:
+        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--keys", "2"), env=env(), timeout=60)
+        assert s3.calls.get("PUT", 0) == 0 and s3.calls.get("UPLOAD_PART", 0) == 0
+        assert s3.calls.get("COMPLETE_MPU", 0) == 0
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stderr
+    rows = load(tmp_path / "put")
+    creates = rows[rows.op == "CREATE_MPU"]
+    assert len(creates) >= 1 and (creates.curl_code == 8).all()
+    assert "not an answer S3 gives" in done.stdout
+
+
+def test_a_part_without_etag_is_a_failed_row_and_the_upload_is_never_completed(tmp_path):
+    with HostileS3("part-no-etag") as s3:
+        done = run_cli("objperf.put", *put_args(s3, tmp_path), env=env(), timeout=60)
+        assert s3.calls.get("COMPLETE_MPU", 0) == 0
+        assert s3.calls.get("ABORT_MPU", 0) == 1
+    assert done.returncode == 1
+    rows = load(tmp_path / "put")
+    parts = rows[rows.op == "UPLOAD_PART"]
+    assert len(parts) >= 1 and (parts.curl_code == 8).all() and (parts.bytes == 0).all()
+
+
+def test_a_complete_answered_200_with_an_error_body_fails_the_object(tmp_path):
+    with HostileS3("complete-200-error") as s3:
+        done = run_cli("objperf.put", *put_args(s3, tmp_path), env=env(), timeout=60)
+        assert s3.calls.get("ABORT_MPU", 0) == 1
+    assert done.returncode == 1
+    assert "0 uploads completed, 1 failed" in done.stdout
+
+
+def test_an_endless_create_answer_is_cut_and_memory_stays_bounded(tmp_path):
+    with HostileS3("create-endless-body") as s3:
+        done, rss = run_measured("objperf.put", *put_args(s3, tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert rss < 600 << 20, f"peak RSS {rss >> 20} MiB"
+    rows = load(tmp_path / "put")
+    assert (rows[rows.op == "CREATE_MPU"].curl_code == 63).all()
+
+
+def test_a_trickled_create_ends_with_the_runs_duration(tmp_path):
+    with HostileS3("create-trickle") as s3:
+        started = time.monotonic()
+        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--duration", "3s"), env=env(), timeout=90)
+        took = time.monotonic() - started
+    assert took < 30, f"took {took:.0f}s"
+    assert "Traceback" not in done.stderr
+    assert json.loads((tmp_path / "put" / "manifest.json").read_text())["status"] != "running"
+
+
+def test_sigterm_ends_a_run_waiting_on_a_trickled_create(tmp_path):
+    with HostileS3("create-trickle") as s3:
+        proc = subprocess.Popen([sys.executable, "-m", "objperf.put", *put_args(s3, tmp_path, "--duration", "5m")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+        try:
+            assert wait_for(lambda: s3.calls.get("CREATE_MPU", 0) >= 1, timeout=30)
+            proc.send_signal(signal.SIGTERM)
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+    assert proc.returncode == 143, stderr
+    manifest = json.loads((tmp_path / "put" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+
+
+def test_all_parts_refused_is_a_failed_run_whose_summary_counts_what_was_sent(tmp_path):
+    with HostileS3("part-500") as s3:
+        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--json"), env=env(), timeout=60)
+    assert done.returncode == 1
+    summary = json.loads(done.stdout)
+    assert summary["status"] == "failed"
+    assert summary["error_requests"] > 0
+
+
+# -- GETs whose answer is not the range asked -------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode, code", [("wrong-content-range", 33), ("short-body", 18)])
+def test_a_206_that_is_not_the_range_asked_is_a_failed_row(tmp_path, mode, code):
+    with HostileS3(mode, objects={"data/obj.bin": 4 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint,
+                       "--range-size", "1MiB", "--verify", "-c", "2", "--out", str(tmp_path / "r"), env=env(),
+                       timeout=60)
+    rows = load(tmp_path / "r")
+    # the first range is the one a server stuck on "bytes 0-" gets right
+    wrong = rows[rows.offset > 0] if mode == "wrong-content-range" else rows
+    assert len(wrong) >= 1 and (wrong.curl_code == code).all() and (wrong.bytes == 0).all()
+    assert f"{len(wrong)} failed" in done.stdout
+    assert done.returncode == (0 if len(wrong) < len(rows) else 1)
+
+
+def test_an_object_longer_than_its_head_said_lands_no_byte(tmp_path):
+    sink = tmp_path / "sink"
+    with HostileS3("head-says-zero", objects={"data/obj.bin": 4 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint,
+                       "--sink", "file", "--sink-dir", str(sink), "--out", str(tmp_path / "r"), env=env(),
+                       timeout=60)
+    assert done.returncode == 1
+    rows = load(tmp_path / "r")
+    assert (rows.curl_code == 33).all()
+    assert (sink / "hostile" / "data" / "obj.bin").stat().st_size == 0
+
+
+# -- what reaches the terminal ---------------------------------------------------------------------------
+
+
+def test_control_bytes_from_the_server_never_reach_the_terminal(tmp_path):
+    with HostileS3("ansi-error") as s3:
+        for args in (["objperf.fetch", f"s3://{s3.bucket}/data/obj.bin"],
+                     ["objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin"]):
+            done = run_cli(*args, "--endpoint", s3.endpoint, "--no-save", env=env(), timeout=60) \
+                if args[1].startswith("s3") else run_cli(*args, "--no-save", env=env(), timeout=60)
+            assert done.returncode != 0
+            for stream in (done.stdout, done.stderr):
+                assert not any(ord(c) < 32 and c not in "\n\t" or 0x7f <= ord(c) <= 0x9f for c in stream), stream
