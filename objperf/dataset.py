@@ -25,7 +25,9 @@ import pyarrow.parquet as pq
 from objperf import arrow
 from objperf.errors import UsageError
 from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
+from objperf.sanitize import redacted
 from objperf.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
+from objperf.source import DatasetError, Source
 
 if TYPE_CHECKING:  # a run writes datasets without pandas: its import costs 0.2 s and 45 MiB at start-up
     import pandas as pd
@@ -58,7 +60,8 @@ class DatasetWriter:
 
     def _write_manifest(self) -> None:
         tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        # a URL's password never reaches a dataset, whatever put it into the manifest
+        tmp.write_text(json.dumps(redacted(self.manifest), indent=2, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / MANIFEST)
 
     def discard(self) -> None:
@@ -213,105 +216,20 @@ def file_digests(path: Path) -> dict[str, dict]:
     return {f.relative_to(path).as_posix(): {"bytes": f.stat().st_size, "sha256": _file_sha256(f)} for f in files}
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _file_sha256(path: Path) -> str:
     with open(path, "rb") as f:  # streamed: a large dataset's parts are not read into memory whole
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-class DatasetError(UsageError):
-    """A dataset that is not there, not whole, or not what its manifest says."""
-
-
-class Source:
-    """Where a dataset's files are: a directory, or a bundle made by ``objperf pack`` (a tar or zip)."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._names: dict[str, object] | None = None
-        self._archive = None
-        if self.path.is_file():
-            self._open_bundle()
-
-    def _open_bundle(self) -> None:
-        import tarfile
-        import zipfile
-
-        if zipfile.is_zipfile(self.path):
-            self._archive = zipfile.ZipFile(self.path)
-            members = {m.filename: m for m in self._archive.infolist() if not m.is_dir()}
-        elif tarfile.is_tarfile(self.path):
-            self._archive = tarfile.open(self.path)
-            members = {m.name: m for m in self._archive.getmembers() if m.isfile()}
-        else:
-            raise DatasetError(f"{self.path} is neither an objperf dataset directory nor a bundle (tar or zip)")
-        roots = [name[:-len(MANIFEST)] for name in members if name.endswith(MANIFEST) and
-                 name.count("/") <= 1]
-        if not roots:
-            raise DatasetError(f"{self.path} holds no objperf dataset (no {MANIFEST})")
-        root = min(roots, key=len)
-        self._names = {name[len(root):]: m for name, m in members.items() if name.startswith(root)}
-
-    def read(self, name: str) -> bytes:
-        if self._names is None:
-            return (self.path / name).read_bytes()
-        member = self._names.get(name)
-        if member is None:
-            raise FileNotFoundError(name)
-        if hasattr(self._archive, "extractfile"):
-            return self._archive.extractfile(member).read()
-        return self._archive.read(member)
-
-    def exists(self, name: str) -> bool:
-        return (self.path / name).exists() if self._names is None else name in self._names
-
-    def size(self, name: str) -> int:
-        if self._names is None:
-            return (self.path / name).stat().st_size
-        member = self._names[name]
-        return member.size if hasattr(member, "size") else member.file_size
-
-    def parts(self, subdir: str) -> list[str]:
-        """The parquet parts under ``subdir``, in order."""
-        if self._names is None:
-            return [p.relative_to(self.path).as_posix() for p in sorted((self.path / subdir).glob("part-*.parquet"))]
-        return sorted(n for n in self._names if n.startswith(subdir + "/") and n.count("/") == subdir.count("/") + 1
-                      and Path(n).name.startswith("part-") and n.endswith(".parquet"))
-
-    def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
-        if self._names is None:
-            return pq.read_table(self.path / name, columns=columns)
-        import io
-
-        return pq.read_table(io.BytesIO(self.read(name)), columns=columns)
-
-    def manifest(self) -> dict:
-        try:
-            return json.loads(self.read(MANIFEST).decode("utf-8"))
-        except FileNotFoundError:
-            raise DatasetError(f"{self.path} is not an objperf dataset (no {MANIFEST})") from None
-        except ValueError:
-            raise DatasetError(f"{self.path}/{MANIFEST} is not valid JSON: the dataset is damaged") from None
-
-    def verify(self, manifest: dict) -> None:
-        """Every file the manifest lists is here, whole and unaltered; one line naming the first that is not."""
-        for name, expected in manifest.get("files", {}).items():
-            if not self.exists(name):
-                raise DatasetError(f"{self.path}: {name} is missing")
-            size = self.size(name)
-            if size != expected["bytes"]:
-                raise DatasetError(f"{self.path}: {name} is truncated or grown ({size:,} bytes, the manifest "
-                                   f"says {expected['bytes']:,})")
-            digest = _file_sha256(self.path / name) if self._names is None else _sha256(self.read(name))
-            if digest != expected["sha256"]:
-                raise DatasetError(f"{self.path}: {name} was altered (its SHA-256 is not the manifest's)")
+__all__ = ["MANIFEST", "DatasetError", "Source", "load", "load_samples", "load_table", "read_manifest"]
 
 
 def read_manifest(path: str | Path) -> dict:
-    return Source(path).manifest()
+    source = Source(path)
+    try:
+        return source.manifest()
+    finally:
+        source.close()
 
 
 TEXT = pa.dictionary(pa.int32(), pa.string())
@@ -345,19 +263,23 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
     paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
     if not paths:
         raise UsageError("load needs at least one dataset")
-    sources = [Source(p) for p in paths]
-    manifests = [source.manifest() for source in sources]
-    tables, runs = [], {}
-    for source, manifest in zip(sources, manifests):
-        if verify:
-            source.verify(manifest)
-        if manifest.get("status") == "running":
-            warnings.warn(f"{source.path} did not finish (its run was killed or is still going): "
-                          "these are the rows it flushed", stacklevel=2)
-        mine = [unified(source.table(part, columns)) for part in source.parts(ROWS_DIR)]
-        runs[str(source.path)] = {str(r) for t in mine if "run_id" in t.column_names
-                                  for r in t.column("run_id").unique().to_pylist()}
-        tables += mine
+    tables, runs, sources, manifests = [], {}, [], []
+    with contextlib.ExitStack() as stack:
+        for p in paths:
+            source = Source(p)
+            stack.callback(source.close)
+            sources.append(source)
+            manifests.append(source.manifest())
+        for source, manifest in zip(sources, manifests):
+            if verify:
+                source.verify(manifest)
+            if manifest.get("status") == "running":
+                warnings.warn(f"{source.path} did not finish (its run was killed or is still going): "
+                              "these are the rows it flushed", stacklevel=2)
+            mine = [unified(source.table(part, columns)) for part in source.parts(ROWS_DIR)]
+            runs[str(source.path)] = {str(r) for t in mine if "run_id" in t.column_names
+                                      for r in t.column("run_id").unique().to_pylist()}
+            tables += mine
     if tables:
         df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
     else:
@@ -377,23 +299,29 @@ def load_samples(path: str | Path) -> dict[str, pd.DataFrame]:
     """The samples of a dataset: ``{"nic": rx/tx bytes per interface, "cpu": user/system/idle seconds
     for the process and each core}``, cumulative counters with ``t`` in Unix seconds."""
     source = Source(path)
-    source.manifest()
-    tables = {}
-    for kind in ("nic", "cpu"):
-        parts = source.parts(f"{SAMPLES_DIR}/{kind}")
-        if parts:
-            tables[kind] = pa.concat_tables([unified(source.table(p)) for p in parts],
-                                            promote_options="permissive").to_pandas()
-    return tables
+    try:
+        source.manifest()
+        tables = {}
+        for kind in ("nic", "cpu"):
+            parts = source.parts(f"{SAMPLES_DIR}/{kind}")
+            if parts:
+                tables[kind] = pa.concat_tables([unified(source.table(p)) for p in parts],
+                                                promote_options="permissive").to_pandas()
+        return tables
+    finally:
+        source.close()
 
 
 def load_table(path: str | Path, name: str) -> pd.DataFrame:
     """A table kept beside a dataset's rows: a study's ``steps``, an import's ``phases`` or ``intervals``."""
     source = Source(path)
-    manifest = source.manifest()
-    if not source.exists(f"{name}.parquet"):
-        have = [n[:-len(".parquet")] for n in DATA_FILES if source.exists(n)]
-        raise DatasetError(f"{path} has no {name} table" + (f" (it has {', '.join(have)})" if have else ""))
-    table = source.table(f"{name}.parquet").to_pandas()
+    try:
+        manifest = source.manifest()
+        if not source.exists(f"{name}.parquet"):
+            have = [n[:-len(".parquet")] for n in DATA_FILES if source.exists(n)]
+            raise DatasetError(f"{path} has no {name} table" + (f" (it has {', '.join(have)})" if have else ""))
+        table = source.table(f"{name}.parquet").to_pandas()
+    finally:
+        source.close()
     table.attrs["manifest"] = manifest
     return table

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import errno
 
+from objperf.sanitize import printable, without_userinfo
+
 # libcurl's codes that say something about the peer (curl/curl.h; stable since 7.x).
 CURLE_COULDNT_RESOLVE_HOST = 6
 CURLE_COULDNT_CONNECT = 7
@@ -108,6 +110,7 @@ def classify(message: str, *, code: int = 0, status: int | None = None, s3_error
 def unreachable(endpoint: str, what: str, code: int, detail: str) -> Unreachable:
     """The error for no answer to a control-plane call, by libcurl's code (botocore's failures are given
     the same codes)."""
+    endpoint, detail = without_userinfo(endpoint), printable(detail)
     if code == CURLE_OPERATION_TIMEDOUT:
         message = f"endpoint {endpoint} did not answer {what} in time"
     elif code == CURLE_PEER_FAILED_VERIFICATION:
@@ -121,10 +124,11 @@ def unreachable(endpoint: str, what: str, code: int, detail: str) -> Unreachable
 def refused(endpoint: str, what: str, s3_error: str, status: int | None) -> ObjperfError:
     """The error for an S3 answer that is not a success, one line, credentials or not."""
     kind = type(classify("", status=status, s3_error=s3_error))
+    endpoint, shown = without_userinfo(endpoint), printable(s3_error)[:80]  # the code is the server's text
     if kind is CredentialsError:
-        message = f"{what}: access denied ({s3_error or status}); check the credentials or profile"
+        message = f"{what}: access denied ({shown or status}); check the credentials or profile"
     else:
-        message = f"{what}: {s3_error or status} from {endpoint}"
+        message = f"{what}: {shown or status} from {endpoint}"
     return kind(message, status=status, s3_error=s3_error)
 
 

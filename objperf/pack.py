@@ -46,7 +46,10 @@ def pack(path: str | Path, out: str | Path) -> Path:
     if not path.is_dir():
         raise UsageError(f"{path} is not a dataset directory")
     source = Source(path)
-    source.verify(source.manifest())
+    try:
+        source.verify(source.manifest())
+    finally:
+        source.close()
     if not out.name.endswith(SUFFIXES):
         raise UsageError(f"bad --out {str(out)!r}: end it with {', '.join(SUFFIXES)}")
     if out.exists():

@@ -1,8 +1,10 @@
-"""Text from a server or a file, made safe to print: no control byte reaches a terminal.
+"""Text made safe to show: no control byte reaches a terminal, no URL password reaches a dataset,
+a figure, a log or an error message.
 
 An S3 error code, a key, an imported file's field can hold ANSI escapes (colours, cursor moves, a
 new window title, an OSC 52 write to the clipboard) or a carriage return that overwrites what was
-printed before.  Each such character is shown as a visible escape instead: ``\\x1b``, ``\\r``."""
+printed before.  Each such character is shown as a visible escape instead: ``\\x1b``, ``\\r``.
+A URL's ``user:password@`` is shown as ``REDACTED@``."""
 
 from __future__ import annotations
 
@@ -19,10 +21,29 @@ def _escape(match: re.Match) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it replaced by ``REDACTED@``."""
+    return _USERINFO.sub(r"\1REDACTED@", text) if "@" in text else text
+
+
+def redacted(value):
+    """``value`` (a manifest: dicts, lists, strings) with every URL's userinfo redacted."""
+    if isinstance(value, str):
+        return without_userinfo(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redacted(v) for v in value)
+    return value
+
+
 def printable(text: object) -> str:
-    """``text`` with every control character replaced by a visible escape."""
+    """``text`` with every control character replaced by a visible escape, and no URL password."""
     text = text if isinstance(text, str) else str(text)
-    return _UNSAFE.sub(_escape, text)
+    return without_userinfo(_UNSAFE.sub(_escape, text))
 
 
 def printable_bytes(data: bytes) -> str:

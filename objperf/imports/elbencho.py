@@ -6,12 +6,13 @@ throughput-over-time plot takes."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pandas as pd
 
 from objperf.errors import UsageError
+from objperf.imports import bounded
+from objperf.sanitize import printable
 
 MIB_GBPS = (1 << 20) * 8 / 1e9  # MiB/s → Gbps
 RESULTS_FIRST = "ISO date"
@@ -21,15 +22,11 @@ RESULTS_REQUIRED = ("operation", "threads", "MiB/s [last]")
 
 
 def read_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """The header and the data rows with their line numbers (a trailing comma's empty last field dropped)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not an elbencho CSV file (not text)") from None
+    """The header and the data rows with their line numbers (a trailing comma's empty last field dropped);
+    streamed and bounded as every import is (``objperf.imports.bounded``)."""
     rows = []
-    reader = csv.reader(text.splitlines())
     header = None
-    for fields in reader:
+    for number, fields in bounded.records(path, ","):
         if fields and fields[-1] == "":
             fields = fields[:-1]
         if not fields:
@@ -39,7 +36,7 @@ def read_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
         elif fields[0].strip() == header[0]:
             continue  # elbencho repeats the header when it appends to an existing file
         else:
-            rows.append((reader.line_num, fields))
+            rows.append((number, fields))
     if header is None:
         raise UsageError(f"{path}: empty, no elbencho header")
     for number, fields in rows:
@@ -61,10 +58,11 @@ def numbers(frame: pd.DataFrame, column: str, lines: list[int], path: Path) -> p
         return pd.Series([float("nan")] * len(frame))
     text = frame[column].str.strip()
     values = pd.to_numeric(text.where(text != "", None), errors="coerce")
-    bad = values.isna() & (text != "")
+    # every figure elbencho writes is a count, a size, a rate, a time or a share: none negative or past 2**53
+    bad = (values.isna() & (text != "")) | (values < 0) | (values > bounded.MAX_COUNT)
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise UsageError(f"{path} line {lines[i]}: bad {column} {frame[column].iloc[i]!r}")
+        raise UsageError(f"{path} line {lines[i]}: bad {column} {printable(frame[column].iloc[i])[:40]!r}")
     return values
 
 
@@ -79,7 +77,7 @@ def parse(path: str | Path) -> tuple[str, pd.DataFrame, str]:
         return kind, _intervals(raw, lines, path), ""
     table = _phases(raw, lines, path)
     commands = [c for c in raw.get("command", pd.Series(dtype=str)).unique() if c]
-    return kind, table, " / ".join(commands)
+    return kind, table, bounded.redact_command(" / ".join(commands))
 
 
 def _phases(raw: pd.DataFrame, lines: list[int], path: Path) -> pd.DataFrame:

@@ -6,62 +6,56 @@ file error start first_byte last_byte end duration_ns cat``, before that without
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from objperf.errors import UsageError
+from objperf.imports import bounded
 from objperf.imports.dataset import rows_frame
+from objperf.sanitize import printable
 
 REQUIRED = ("op", "bytes", "error", "start", "end")
 OPS = {"STAT": "HEAD"}  # warp's names where objperf has its own; the others keep warp's
 
 
-def read_text(path: Path) -> str:
-    """The file's text, zstd-decompressed when it is compressed (pyarrow's codec: no other dependency)."""
-    raw = path.read_bytes()
-    if raw[:4] == b"\x28\xb5\x2f\xfd":  # zstd's frame magic
-        import pyarrow as pa
-
-        try:
-            with pa.input_stream(io.BytesIO(raw), compression="zstd") as stream:
-                raw = stream.read()
-        except OSError as exc:
-            raise UsageError(f"{path}: not a readable zstd file ({exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a warp result (not text)") from None
+CHUNK_ROWS = 200_000  # operations parsed into rows at a time: the raw text of one chunk is all that is held
 
 
-def parse(path: str | Path) -> tuple[pd.DataFrame, str]:
-    """warp's operations as objperf rows, and the command line from the trailer."""
+def parse(path: str | Path, *, cap: int | None = None) -> tuple[pd.DataFrame, str]:
+    """warp's operations as objperf rows, and the command line from the trailer (credentials blanked).
+    Streamed: never more than ``cap`` bytes of text (``bounded.MAX_TEXT_BYTES``) nor one chunk's raw fields."""
     path = Path(path)
-    lines = read_text(path).splitlines()
-    header_at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
-    if header_at is None:
-        raise UsageError(f"{path}: empty, no warp header")
-    header = lines[header_at].split("\t")
-    missing = [name for name in REQUIRED if name not in header]
-    if missing:
-        raise UsageError(f"{path} line {header_at + 1}: not a warp header (no {', '.join(missing)} column)")
-    commands, records, numbers = [], [], []
-    for number, line in enumerate(lines[header_at + 1:], start=header_at + 2):
-        if line.startswith("#"):
-            commands.append(line.lstrip("#").strip())
+    header: list[str] | None = None
+    commands: list[str] = []
+    chunks: list[pd.DataFrame] = []
+    records, numbers = [], []
+    for number, fields in bounded.records(path, "\t", cap):
+        if fields and fields[0].startswith("#"):
+            commands.append("\t".join(fields).lstrip("#").strip())
             continue
-        if not line.strip():
+        if not any(f.strip() for f in fields):
             continue
-        fields = line.split("\t")
+        if header is None:
+            header = fields
+            missing = [name for name in REQUIRED if name not in header]
+            if missing:
+                raise UsageError(f"{path} line {number}: not a warp header (no {', '.join(missing)} column)")
+            continue
         if len(fields) != len(header):
             raise UsageError(f"{path} line {number}: {len(fields)} fields where the header has {len(header)}")
         records.append(fields)
         numbers.append(number)
-    raw = pd.DataFrame(records, columns=header)
-    rows = _rows(raw, numbers, path)
-    return rows, " ".join(c for c in commands if c)
+        if len(records) == CHUNK_ROWS:
+            chunks.append(_rows(pd.DataFrame(records, columns=header), numbers, path))
+            records, numbers = [], []
+    if header is None:
+        raise UsageError(f"{path}: empty, no warp header")
+    if records or not chunks:
+        chunks.append(_rows(pd.DataFrame(records, columns=header), numbers, path))
+    rows = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+    return rows, bounded.redact_command(" ".join(c for c in commands if c))
 
 
 def _times(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, *, optional: bool = False) -> np.ndarray:
@@ -72,20 +66,17 @@ def _times(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, *, op
     bad = parsed.isna() & (~empty | (not optional))
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise UsageError(f"{path} line {numbers[i]}: bad {column} time {text.iloc[i]!r}")
+        raise UsageError(f"{path} line {numbers[i]}: bad {column} time {printable(text.iloc[i])[:40]!r}")
     nanos = parsed.astype("int64").to_numpy()  # NaT reads as the minimum int64
     seconds = nanos // 1_000_000_000 + (nanos % 1_000_000_000) / 1e9
     return np.where(parsed.isna().to_numpy(), np.nan, seconds)
 
 
 def _ints(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, default: int = 0) -> np.ndarray:
+    """Whole numbers from 0 to 2**53 (byte counts, thread numbers), or one line naming the first that is not."""
     if column not in raw.columns:
         return np.full(len(raw), default, dtype=np.int64)
-    values = pd.to_numeric(raw[column], errors="coerce")
-    if values.isna().any():
-        i = int(np.flatnonzero(values.isna().to_numpy())[0])
-        raise UsageError(f"{path} line {numbers[i]}: bad {column} {raw[column].iloc[i]!r}")
-    return values.to_numpy(np.int64)
+    return bounded.byte_counts(raw[column], column, numbers, path)
 
 
 def _rows(raw: pd.DataFrame, numbers: list[int], path: Path) -> pd.DataFrame:

@@ -7,13 +7,15 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from objperf.sanitize import printable
 from objperf.sizes import format_size
 
 
 def run_context(manifest: dict) -> str:
     """What a run's figures say about it: the endpoint's host, what it did, how hard, its run id."""
     target, workload = manifest.get("target", {}), manifest.get("workload", {})
-    where = urlsplit(target.get("endpoint") or target.get("url") or "").netloc or "the embedded server"
+    netloc = urlsplit(target.get("endpoint") or target.get("url") or "").netloc
+    where = printable(netloc.rpartition("@")[2]) or "the embedded server"  # never a URL's password
     if manifest.get("kind") == "read":
         how = f"GETs of {format_size(workload.get('range_size', 0))} ranges"
     elif manifest.get("kind") == "write":

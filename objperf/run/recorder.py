@@ -22,6 +22,7 @@ from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.outcome import failure
 from objperf.run.sampler import Sampler
+from objperf.sanitize import redacted
 from objperf.schema import empty_columns, ok_requests
 
 FLUSH_EVERY_S = 1.0
@@ -83,7 +84,7 @@ class Recorder:
         self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
                        "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
-                         "target": target, "workload": workload}
+                         "target": redacted(target), "workload": workload}
         self.out = Path(out) if out else None
         self.writer = None
         if out:

@@ -24,6 +24,7 @@ from objperf.errors import (
 )
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
 from objperf.s3.listing import LISTING_LIMIT
+from objperf.sanitize import without_userinfo
 
 
 @dataclass(frozen=True)
@@ -193,12 +194,13 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
 
 def _resolve_http(url: str, settings: S3Settings) -> ResolvedTarget:
     parts = urlsplit(url)
-    safe = f"{parts.scheme}://{parts.netloc}{parts.path}"  # never echo a query: it may hold a signature
+    # never echo a query (it may hold a signature) nor a user:password
+    safe = without_userinfo(f"{parts.scheme}://{parts.netloc}{parts.path}")
     if not parts.netloc:
         raise UsageError(f"bad URL {safe!r}: no host")
     size = _http_size(url, safe, settings)
     obj = ObjectRef("", parts.path.lstrip("/"), size)
-    return ResolvedTarget("http", [obj], f"{parts.scheme}://{parts.netloc}", settings, [url])
+    return ResolvedTarget("http", [obj], without_userinfo(f"{parts.scheme}://{parts.netloc}"), settings, [url])
 
 
 def _http_size(url: str, safe: str, settings: S3Settings) -> int:

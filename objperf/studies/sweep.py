@@ -25,10 +25,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, file_digests, load, load_samples, read_manifest
+from objperf.dataset import (
+    MANIFEST,
+    ROWS_DIR,
+    SAMPLES_DIR,
+    file_digests,
+    load,
+    load_samples,
+    load_table,
+    read_manifest,
+)
 from objperf.errors import UsageError
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
+from objperf.sanitize import redacted
 
 
 @dataclass
@@ -212,10 +222,11 @@ def _tagged(frame: pd.DataFrame, tags: dict) -> pd.DataFrame:
 
 def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.write_text(json.dumps(redacted(data), indent=2, default=str) + "\n")
     tmp.replace(path)
 
 
 def load_steps(path: str | Path) -> pd.DataFrame:
-    """One row per step and repetition of a study: its grid values and results."""
-    return pd.read_parquet(Path(path) / "steps.parquet")
+    """One row per step and repetition of a study (a directory, or a bundle ``objperf pack`` made): its grid
+    values and results, read as any dataset file is (``objperf.source``)."""
+    return load_table(path, "steps")

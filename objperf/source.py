@@ -1,0 +1,226 @@
+"""Where a dataset's files are — a directory, or a bundle made by ``objperf pack`` (tar or zip) — read
+as outside input: a dataset may come from anyone.
+
+- A manifest names only data files of the dataset's own layout (``requests/part-*.parquet``,
+  ``samples/…``, ``steps.parquet`` …), relative, with no ``..``: never ``/dev/zero`` or
+  ``../../etc/passwd``.  Only regular files are read (no FIFO, device or symlink).
+- A manifest is JSON of at most ``MANIFEST_MAX_BYTES``, with the types it must have.
+- A bundle's member is streamed into a private temporary file, at most the size its header declares
+  and at most ``MEMBER_MAX_BYTES``: a bomb stops at the cap instead of taking the memory."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import weakref
+from pathlib import Path
+
+from objperf.errors import UsageError
+from objperf.layout import MANIFEST
+from objperf.sanitize import printable
+
+MANIFEST_MAX_BYTES = 64 << 20
+MEMBER_MAX_BYTES = 8 << 30  # a bundle member (a parquet part) expands to at most this much on disk
+CHUNK = 1 << 20
+# The files a dataset may hold: its manifest, parquet parts under requests/ and samples/KIND/, and the
+# tables of studies and imports.
+DATA_NAME = re.compile(r"(requests|samples/[a-z0-9_]+)/part-\d{1,9}\.parquet|[a-z_]+\.parquet")
+
+
+class DatasetError(UsageError):
+    """A dataset that is not there, not whole, or not what its manifest says."""
+
+
+def checked_name(name: object, where: Path) -> str:
+    """A file name a manifest gives, if it is one a dataset can hold; ``DatasetError`` otherwise."""
+    if not isinstance(name, str) or not DATA_NAME.fullmatch(name):
+        raise DatasetError(f"{where}: its manifest names {printable(repr(name))[:120]}, which is no file of an "
+                           "objperf dataset")
+    return name
+
+
+def regular_file(path: Path, where: Path) -> os.stat_result:
+    """``path``'s status, if it is a regular file inside the dataset (not a symlink, FIFO or device)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise DatasetError(f"{where}: cannot read {path.name} ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise DatasetError(f"{where}: {printable(path.relative_to(where))} is not a regular file")
+    return info
+
+
+class Source:
+    """The files of one dataset, by their path inside it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._names: dict[str, object] | None = None
+        self._archive = None
+        self._scratch: Path | None = None
+        self._extracted: dict[str, Path] = {}
+        if self.path.is_file():
+            self._open_bundle()
+
+    # -- bundles ------------------------------------------------------------------------------------
+
+    def _open_bundle(self) -> None:
+        import tarfile
+        import zipfile
+
+        try:
+            if zipfile.is_zipfile(self.path):
+                self._archive = zipfile.ZipFile(self.path)
+                members = {m.filename: m for m in self._archive.infolist() if not m.is_dir()}
+            elif tarfile.is_tarfile(self.path):
+                self._archive = tarfile.open(self.path)
+                members = {m.name: m for m in self._archive.getmembers() if m.isfile()}
+            else:
+                raise DatasetError(f"{self.path} is neither an objperf dataset directory nor a bundle (tar or zip)")
+        except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
+            raise DatasetError(f"{self.path}: a damaged bundle ({printable(exc)})") from None
+        roots = [name[:-len(MANIFEST)] for name in members if name.endswith(MANIFEST) and
+                 name.count("/") <= 1]
+        if not roots:
+            raise DatasetError(f"{self.path} holds no objperf dataset (no {MANIFEST})")
+        root = min(roots, key=len)
+        self._names = {name[len(root):]: m for name, m in members.items() if name.startswith(root)}
+        self._scratch = Path(tempfile.mkdtemp(prefix="objperf-bundle-"))
+        weakref.finalize(self, shutil.rmtree, self._scratch, True)
+
+    def _declared_size(self, member) -> int:
+        return member.size if hasattr(member, "size") else member.file_size
+
+    def _extract(self, name: str) -> Path:
+        """The member ``name`` as a file of its own: streamed, never past its declared size or the cap."""
+        if name in self._extracted:
+            return self._extracted[name]
+        member = self._names.get(name)
+        if member is None:
+            raise FileNotFoundError(name)
+        declared = self._declared_size(member)
+        cap = MANIFEST_MAX_BYTES if name == MANIFEST else MEMBER_MAX_BYTES
+        if declared > cap:
+            raise DatasetError(f"{self.path}: {printable(name)} would expand to {declared:,} bytes, more than "
+                               f"the {cap:,} a dataset file may")
+        target = self._scratch / f"{len(self._extracted):06d}"
+        written = 0
+        try:
+            stream = self._archive.extractfile(member) if hasattr(self._archive, "extractfile") \
+                else self._archive.open(member)
+            with stream, open(target, "wb") as out:
+                while chunk := stream.read(CHUNK):
+                    written += len(chunk)
+                    if written > declared:
+                        raise DatasetError(f"{self.path}: {printable(name)} expands past the size its header "
+                                           "declares")
+                    out.write(chunk)
+        except DatasetError:
+            target.unlink(missing_ok=True)
+            raise
+        except (OSError, EOFError, ValueError, RuntimeError) as exc:  # zipfile's bad CRC is a BadZipFile (OSError)
+            target.unlink(missing_ok=True)
+            raise DatasetError(f"{self.path}: {printable(name)} cannot be read from the bundle "
+                               f"({printable(exc)})") from None
+        self._extracted[name] = target
+        return target
+
+    # -- files --------------------------------------------------------------------------------------
+
+    def file(self, name: str) -> Path:
+        """A regular file holding ``name``: the dataset's own, or the bundle member extracted."""
+        if self._names is not None:
+            return self._extract(name)
+        path = self.path / name
+        regular_file(path, self.path)
+        return path
+
+    def read(self, name: str) -> bytes:
+        path = self.file(name)
+        if os.stat(path).st_size > MANIFEST_MAX_BYTES:
+            raise DatasetError(f"{self.path}: {printable(name)} is larger than {MANIFEST_MAX_BYTES:,} bytes")
+        return path.read_bytes()
+
+    def exists(self, name: str) -> bool:
+        if self._names is not None:
+            return name in self._names
+        try:
+            regular_file(self.path / name, self.path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def size(self, name: str) -> int:
+        if self._names is not None:
+            return self._declared_size(self._names[name])
+        return regular_file(self.path / name, self.path).st_size
+
+    def sha256(self, name: str) -> str:
+        with open(self.file(name), "rb") as f:  # streamed: a large dataset's parts are not read into memory whole
+            return hashlib.file_digest(f, "sha256").hexdigest()
+
+    def parts(self, subdir: str) -> list[str]:
+        """The parquet parts under ``subdir``, in order (regular files only)."""
+        if self._names is None:
+            found = sorted((self.path / subdir).glob("part-*.parquet"))
+            return [p.relative_to(self.path).as_posix() for p in found if p.is_file() and not p.is_symlink()]
+        return sorted(n for n in self._names if n.startswith(subdir + "/") and n.count("/") == subdir.count("/") + 1
+                      and Path(n).name.startswith("part-") and n.endswith(".parquet"))
+
+    def table(self, name: str, columns: list[str] | None = None):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(self.file(name), columns=columns)
+        except (pa.ArrowException, OSError) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            raise DatasetError(f"{self.path}: {printable(name)} is not a readable parquet file "
+                               f"({printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)})") from None
+
+    def manifest(self) -> dict:
+        try:
+            manifest = json.loads(self.read(MANIFEST).decode("utf-8"))
+        except FileNotFoundError:
+            raise DatasetError(f"{self.path} is not an objperf dataset (no {MANIFEST})") from None
+        except (ValueError, RecursionError):
+            raise DatasetError(f"{self.path}/{MANIFEST} is not valid JSON: the dataset is damaged") from None
+        if not isinstance(manifest, dict):
+            raise DatasetError(f"{self.path}/{MANIFEST} is not an objperf manifest (not a JSON object)")
+        files = manifest.get("files", {})
+        if not isinstance(files, dict) or not all(
+                isinstance(v, dict) and isinstance(v.get("bytes"), int) and not isinstance(v.get("bytes"), bool)
+                and v["bytes"] >= 0 and isinstance(v.get("sha256"), str) for v in files.values()):
+            raise DatasetError(f"{self.path}/{MANIFEST}: its 'files' are not names with a byte count and a SHA-256")
+        for name in files:
+            checked_name(name, self.path)
+        return manifest
+
+    def verify(self, manifest: dict) -> None:
+        """Every file the manifest lists is here, whole and unaltered; one line naming the first that is not."""
+        for name, expected in manifest.get("files", {}).items():
+            checked_name(name, self.path)
+            if not self.exists(name):
+                raise DatasetError(f"{self.path}: {name} is missing")
+            size = self.size(name)
+            if size != expected["bytes"]:
+                raise DatasetError(f"{self.path}: {name} is truncated or grown ({size:,} bytes, the manifest "
+                                   f"says {expected['bytes']:,})")
+            if self.sha256(name) != expected["sha256"]:
+                raise DatasetError(f"{self.path}: {name} was altered (its SHA-256 is not the manifest's)")
+
+    def close(self) -> None:
+        if self._archive is not None:
+            with contextlib.suppress(Exception):
+                self._archive.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)

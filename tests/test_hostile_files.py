@@ -1,0 +1,210 @@
+"""Datasets, bundles and other tools' files from someone else: a manifest names only its own files, a bundle
+member expands only so far, an import is streamed and bounded, numbers are what they claim, and no secret
+or URL password is kept or shown."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hostile import HostileS3
+from test_imports import NEW_HEADER, stamp, warp_ops, write_warp
+
+from conftest import run_cli
+from objperf import load
+from objperf.dataset import DatasetError, load_table, read_manifest
+from objperf.imports import bounded, warp
+from objperf.pack import pack
+
+pytestmark = pytest.mark.timeout(120)
+PASSWORD = "pw-s3cr3t-in-url"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """A small real dataset, from a run against the hostile server's well-behaved mode."""
+    out = tmp_path_factory.mktemp("ds") / "run"
+    with HostileS3("well-behaved", objects={"data/obj.bin": 2 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "--range-size", "1MiB", "-c", "2",
+                       "--out", str(out), timeout=60)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def copy_of(dataset, tmp_path, manifest_change):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest_change(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+# -- a manifest names only files of its own dataset ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "../../../../etc/passwd", "requests/../../x.parquet",
+                                  "requests/part-00000.parquet\0", "notes.txt", 5])
+def test_a_manifest_naming_a_file_outside_its_dataset_is_refused(dataset, tmp_path, name):
+    copy = copy_of(dataset, tmp_path, lambda m: m["files"].update({name: {"bytes": 1, "sha256": "0" * 64}}))
+    started = time.monotonic()
+    with pytest.raises(DatasetError, match="no file of an objperf dataset"):
+        load(copy)
+    assert time.monotonic() - started < 10
+    done = run_cli("objperf.analyze", str(copy), timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert str(os.stat("/etc/passwd").st_size) not in done.stderr
+
+
+def test_a_fifo_where_a_part_should_be_never_hangs_a_load(dataset, tmp_path):
+    copy = copy_of(dataset, tmp_path, lambda m: None)
+    os.mkfifo(copy / "requests" / "part-00007.parquet")
+    assert len(load(copy, verify=False)) == len(load(dataset))  # not a regular file: not a part
+    copy2 = copy_of(dataset, tmp_path / "2", lambda m: m["files"].update(
+        {"requests/part-00007.parquet": {"bytes": 0, "sha256": "0" * 64}}))
+    os.mkfifo(copy2 / "requests" / "part-00007.parquet")
+    with pytest.raises(DatasetError, match="not a regular file"):
+        load(copy2)
+
+
+@pytest.mark.parametrize("manifest_text", ["[]", '"x"', '{"files": []}', '{"files": {"requests/part-0.parquet": 3}}',
+                                           '{"files": {"requests/part-0.parquet": {"bytes": "9", "sha256": "x"}}}',
+                                           '{"files": {"requests/part-0.parquet": {"bytes": -1, "sha256": "x"}}}',
+                                           "[" * 100_000, "{" + '"a":' * 10, "\xff\xfe"])
+def test_a_malformed_manifest_is_one_line(dataset, tmp_path, manifest_text):
+    copy = copy_of(dataset, tmp_path, lambda m: None)
+    (copy / "manifest.json").write_bytes(manifest_text.encode("latin-1"))
+    with pytest.raises(DatasetError):
+        load(copy)
+    done = run_cli("objperf.analyze", str(copy), timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len([line for line in done.stderr.splitlines() if "error" in line]) == 1
+
+
+def test_a_bundle_member_expands_no_further_than_the_cap(dataset, tmp_path, monkeypatch):
+    bundle = pack(dataset, tmp_path / "b.tar.gz")
+    assert len(load(bundle)) == len(load(dataset))
+    import objperf.source
+
+    monkeypatch.setattr(objperf.source, "MEMBER_MAX_BYTES", 1000)
+    with pytest.raises(DatasetError, match="would expand to"):
+        load(bundle)
+
+
+def test_a_damaged_bundle_is_refused_and_leaves_no_scratch_behind(dataset, tmp_path):
+    import io
+    import tempfile
+    from pathlib import Path
+
+    bomb = tmp_path / "bomb.tar"
+    with tarfile.open(bomb, "w") as tar:
+        tar.add(dataset / "manifest.json", "run/manifest.json")
+        info = tarfile.TarInfo("run/requests/part-00000.parquet")
+        data = b"\0" * (4 << 20)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    scratch = Path(tempfile.gettempdir())
+    before = set(scratch.glob("objperf-bundle-*"))
+    with pytest.raises(DatasetError):
+        load(bomb)
+    with pytest.raises(DatasetError, match="not a readable parquet file"):
+        load(bomb, verify=False)
+    assert set(scratch.glob("objperf-bundle-*")) == before
+
+
+def test_steps_load_from_a_bundle_as_from_a_directory(tmp_path):
+    import pandas as pd
+
+    from objperf.imports.dataset import write_import
+
+    out = write_import(tmp_path / "s", source="x", file="x", command="", tables={"steps": pd.DataFrame({"a": [1]})})
+    bundle = pack(out, tmp_path / "s.tar")
+    assert load_table(bundle, "steps")["a"].tolist() == [1]
+
+
+# -- imports --------------------------------------------------------------------------------------------
+
+
+def zstd(data: bytes) -> bytes:
+    sink = pa.BufferOutputStream()
+    stream = pa.CompressedOutputStream(sink, "zstd")
+    stream.write(data)
+    stream.close()
+    return sink.getvalue().to_pybytes()
+
+
+def test_a_zstd_import_past_the_cap_stops_with_one_line(tmp_path):
+    line = "\t".join(["1", "0", "GET", "c", "1", "100", "h:1", "f", "", stamp(1), stamp(1.1), stamp(1.2), stamp(1.3),
+                      "1", "0"])
+    path = tmp_path / "bomb.csv.zst"
+    path.write_bytes(zstd((NEW_HEADER + "\n" + (line + "\n") * 100_000).encode()))
+    assert path.stat().st_size < 64 << 10
+    with pytest.raises(bounded.UsageError, match="expands past"):
+        warp.parse(path, cap=1 << 20)
+    assert len(warp.parse(path)[0]) == 100_000  # under the real cap it imports
+
+
+def test_a_line_without_end_is_refused_not_held(tmp_path):
+    path = tmp_path / "long.csv.zst"
+    path.write_bytes(zstd(NEW_HEADER.encode() + b"\n" + b"x" * (8 << 20)))
+    with pytest.raises(bounded.UsageError, match="field larger than field limit"):
+        warp.parse(path)
+
+
+@pytest.mark.parametrize("value", ["-5", "1e99", "nan", "3.5", "inf", "99999999999999999999"])
+def test_an_import_with_a_byte_count_that_is_none_is_one_line(tmp_path, value):
+    ops = warp_ops(5)
+    ops[2] = (*ops[2][:2], value, *ops[2][3:])
+    path = write_warp(tmp_path / "w.csv.zst", ops)
+    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "line 4: bad bytes" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_warp_error_quoted_across_lines_imports(tmp_path):
+    ops = warp_ops(6)
+    ops[3] = (*ops[3][:4], '"first line\nsecond line"', *ops[3][5:])
+    path = write_warp(tmp_path / "w.csv", ops, zstd=False)
+    rows, _ = warp.parse(path)
+    assert len(rows) == 6 and rows.s3_error.iloc[3] == "first line\nsecond line"
+
+
+def test_secrets_on_an_imported_command_line_never_reach_the_manifest(tmp_path):
+    path = write_warp(tmp_path / "w.csv.zst", warp_ops(4))
+    text = pa.input_stream(str(path), compression="zstd").read().decode()
+    text += ("# warp get --access-key=AKIDEXAMPLE --secret-key wJalrXUtnFEMI --host=https://u:hunter2@h:9000 "
+             "--session-token=\"tok en\"\n")
+    path.write_bytes(zstd(text.encode()))
+    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
+    assert done.returncode == 0, done.stderr
+    manifest = (tmp_path / "out" / "manifest.json").read_text()
+    for secret in ("AKIDEXAMPLE", "wJalrXUtnFEMI", "hunter2", "tok en"):
+        assert secret not in manifest
+    assert "--secret-key REDACTED" in read_manifest(tmp_path / "out")["command"]
+
+
+# -- URL passwords -------------------------------------------------------------------------------------
+
+
+def test_a_password_in_a_url_never_reaches_a_dataset_figure_bundle_or_terminal(tmp_path):
+    with HostileS3("well-behaved", objects={"data/obj.bin": 1 << 20}) as s3:
+        url = s3.endpoint.replace("http://", f"http://user:{PASSWORD}@") + "/hostile/data/obj.bin"
+        done = run_cli("objperf.fetch", url, "-c", "1", "--out", str(tmp_path / "r"), "--figures", timeout=60)
+        assert done.returncode == 0, done.stderr
+        missing = run_cli("objperf.fetch", url.replace("obj.bin", "none.bin"), "--no-save", timeout=60)
+    assert missing.returncode != 0
+    bundle = pack(tmp_path / "r", tmp_path / "r.tar")
+    every_byte = [done.stdout, done.stderr, missing.stdout, missing.stderr]
+    every_byte += [p.read_bytes().decode("latin-1") for p in (tmp_path / "r").rglob("*") if p.is_file()]
+    every_byte.append(bundle.read_bytes().decode("latin-1"))
+    assert not any(PASSWORD in text for text in every_byte)
+    assert "REDACTED@127.0.0.1" in read_manifest(tmp_path / "r")["target"]["endpoint"]
+    assert np.isfinite(load(tmp_path / "r").total_s).all()
