@@ -20,6 +20,7 @@ COMMANDS = {
     "cmp": "two or more datasets side by side: what changed, and whether it is more than noise",
     "import": "another tool's results (warp, elbencho) as an objperf dataset",
     "pack": "a dataset or study in one file (tar or zip) to send; objperf.load reads it",
+    "cleanup": "what killed runs left: open multipart uploads in a store, scratch and servers here",
 }
 
 

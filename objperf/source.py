@@ -17,10 +17,10 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import weakref
 from pathlib import Path
 
+from objperf import scratch
 from objperf.errors import UsageError
 from objperf.layout import MANIFEST
 from objperf.sanitize import printable
@@ -93,7 +93,7 @@ class Source:
             raise DatasetError(f"{self.path} holds no objperf dataset (no {MANIFEST})")
         root = min(roots, key=len)
         self._names = {name[len(root):]: m for name, m in members.items() if name.startswith(root)}
-        self._scratch = Path(tempfile.mkdtemp(prefix="objperf-bundle-"))
+        self._scratch = scratch.make("bundle")
         weakref.finalize(self, shutil.rmtree, self._scratch, True)
 
     def _declared_size(self, member) -> int:

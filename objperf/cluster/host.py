@@ -5,11 +5,10 @@ that dataset back to the driver."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import time
-from pathlib import Path
 
+from objperf import scratch
 from objperf.errors import RunFailed
 from objperf.run.control import Control, controlled
 
@@ -47,7 +46,7 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
 
     watcher = threading.Thread(target=watch_stop, name="objperf-stop-watch", daemon=True)
     watcher.start()
-    workdir = Path(tempfile.mkdtemp(prefix="objperf-host-"))
+    workdir = scratch.make("host")  # a killed worker's rows are swept by the next objperf on this host
     try:
         with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):
             result = job(workdir / "run", index=index)

@@ -137,11 +137,23 @@ class S3Client:
     def _call(self, what: str, method: str, **params):
         return self._botocore.call(what, method, **params)
 
-    def open_uploads(self, bucket: str, prefix: str = "") -> list[tuple[str, str]]:
-        """(key, upload id) of multipart uploads still open under ``prefix``."""
-        page = self._call(f"list multipart uploads in {bucket}", "list_multipart_uploads", Bucket=bucket,
-                          Prefix=prefix)
-        return [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])]
+    def open_uploads(self, bucket: str, prefix: str = "", *, limit: int = 1000) -> list[tuple[str, str]]:
+        """(key, upload id) of multipart uploads still open under ``prefix``, at most ``limit`` (a page of
+        1000 unless more are asked for; a listing that repeats its markers ends there)."""
+        found: list[tuple[str, str]] = []
+        markers: dict = {}
+        seen = set()
+        while len(found) < limit:
+            page = self._call(f"list multipart uploads in {bucket}", "list_multipart_uploads", Bucket=bucket,
+                              Prefix=prefix, **markers)
+            found += [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])
+                      if isinstance(u.get("Key"), str) and isinstance(u.get("UploadId"), str)]
+            after = (page.get("NextKeyMarker"), page.get("NextUploadIdMarker"))
+            if not page.get("IsTruncated") or not any(after) or after in seen:
+                break
+            seen.add(after)
+            markers = {"KeyMarker": after[0] or "", "UploadIdMarker": after[1] or ""}
+        return found[:limit]
 
     def list_keys(self, bucket: str, prefix: str, limit: int = LISTING_LIMIT) -> list[tuple[str, int]]:
         """(key, size) of objects under ``prefix``, at most ``limit``."""

@@ -16,12 +16,20 @@ from pathlib import Path
 
 import requests
 
+from objperf import scratch
 from objperf.errors import ObjperfError, ServerError
 from objperf.s3.client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
 START_ATTEMPTS = 3  # a port found free can be taken before SeaweedFS binds it: try again on fresh ones
+
+
+def die_with_parent() -> list[str]:
+    """The prefix that has the kernel kill a server when the thread that started it ends, however it ends
+    (SIGKILL included): util-linux's ``setpriv --pdeathsig``, where it is installed (Debian: always)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 class ExitedDuringStartup(ServerError):
@@ -79,7 +87,7 @@ class LocalSeaweed:
     def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False,
                  tls: tuple[str, str, str] | None = None, log: str | Path | None = None):
         self._own_dir = workdir is None
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="objperf-seaweed-"))
+        self.workdir = Path(workdir) if workdir else scratch.make("seaweed")
         self.ipv6 = ipv6
         self.tls = tls
         self.access_key = "objperf" + secrets.token_hex(6)
@@ -161,13 +169,15 @@ class LocalSeaweed:
     def _spawn(self, args: list[str], env: dict) -> None:
         log = open(self.log_path, "ab")
         try:
-            proc = subprocess.Popen(args, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen([*die_with_parent(), *args], cwd=self.workdir, env=env, stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise ServerError(f"cannot start SeaweedFS: {exc}") from None
         finally:
             log.close()
         self._procs.append(proc)
+        if self._own_dir:  # a later objperf finds this directory, and these servers, should this process be killed
+            scratch.write_owner(self.workdir, self.pids)
 
     def _wait_ready(self, url: str, *, ca: str | None = None) -> None:
         deadline = time.monotonic() + READY_TIMEOUT

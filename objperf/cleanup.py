@@ -1,0 +1,65 @@
+"""``objperf cleanup [s3://BUCKET/PREFIX]`` — what killed runs left: objperf's multipart uploads still open
+under a prefix (listed, then aborted unless ``--dry-run``), and on this machine the scratch directories and
+local servers of objperf processes that are gone."""
+
+from __future__ import annotations
+
+import sys
+
+from objperf.cli import Invocation, add_target_args, command_main, new_parser, s3_settings
+
+PROG = "objperf.cleanup"
+
+EXAMPLES = """examples:
+  objperf cleanup                                                  # this machine only
+  objperf cleanup s3://bench/objperf/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com --dry-run
+  objperf cleanup s3://bench/ --every-upload                       # any open upload, not only objperf's
+"""
+
+
+def build_parser():
+    p = new_parser(PROG, __doc__, EXAMPLES)
+    p.add_argument("url", nargs="?", help="s3://BUCKET/PREFIX whose open multipart uploads to abort")
+    p.add_argument("--dry-run", action="store_true", help="list what would be aborted, abort nothing")
+    p.add_argument("--every-upload", action="store_true",
+                   help="every open upload under the prefix, not only those of objperf's keys (objperf-RUN-NNNNN)")
+    add_target_args(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_main(PROG, build_parser, execute, report, argv)
+
+
+def execute(args, invocation: Invocation):
+    from objperf.run.leftovers import Leftovers, abort_uploads, find_uploads, sweep_scratch
+    from objperf.s3.target import split_s3_url
+
+    found = Leftovers()
+    if args.url:
+        bucket, prefix = split_s3_url(args.url)
+        settings = s3_settings(args)
+        found = find_uploads(settings, bucket, prefix, every_upload=args.every_upload)
+        if not args.dry_run:
+            abort_uploads(settings, found)
+    found.scratch_removed = sweep_scratch()
+    return found
+
+
+def report(found, args, invocation: Invocation) -> int:
+    say = invocation.say
+    for path in found.scratch_removed:
+        say(f"removed {path} (left by an objperf process that is gone)")
+    if args.url:
+        verb = "would abort" if args.dry_run else "open"
+        for bucket, key, upload_id in found.uploads:
+            say(f"{verb}: s3://{bucket}/{key} upload id {upload_id}")
+        if not args.dry_run:
+            say(f"aborted {found.aborted} of {len(found.uploads)} open multipart upload(s) under {args.url}")
+    for line in found.not_aborted:
+        print(f"{PROG}: error: not aborted: {line}", file=sys.stderr)
+    return 1 if found.not_aborted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
