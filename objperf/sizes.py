@@ -11,6 +11,7 @@ _SIZE_UNITS = {
     "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30,
     "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40,
 }
+SIZE_MAX = float(1 << 62)
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "": 1, "m": 60, "min": 60, "h": 3600}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
 _DURATION_PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|min|h|m|s|)")
@@ -21,12 +22,16 @@ def parse_size(text: str | int) -> int:
     if isinstance(text, int):
         if text < 0:
             raise UsageError(f"size must not be negative: {text}")
+        if text >= SIZE_MAX:
+            raise UsageError(f"bad size {text}: too large")
         return text
     match = _SIZE_RE.match(str(text))
     unit = match.group(2).lower() if match else None
     if not match or unit not in _SIZE_UNITS:
         raise UsageError(f"bad size {text!r}: use a number with an optional unit such as 512KiB, 8MiB, 1.5GB")
     value = float(match.group(1)) * _SIZE_UNITS[unit]
+    if value != value or value >= SIZE_MAX:  # NaN never; and no size objperf handles reaches 2**62 bytes
+        raise UsageError(f"bad size {text!r}: too large")
     if value != int(value):
         raise UsageError(f"bad size {text!r}: not a whole number of bytes")
     return int(value)
@@ -35,6 +40,8 @@ def parse_size(text: str | int) -> int:
 def parse_duration(text: str | float) -> float:
     """Seconds in ``text``: ``30s``, ``2m``, ``1h30m``, ``500ms``, or a bare number of seconds."""
     if isinstance(text, (int, float)):
+        if not 0 < float(text) < float("inf"):  # NaN fails this too
+            raise UsageError(f"bad duration {text!r}: must be a positive number of seconds")
         return float(text)
     stripped = str(text).strip().lower()
     pos, total = 0, 0.0

@@ -97,6 +97,7 @@ class HostileS3:
 
 
 class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 1024  # the default backlog of 5 resets a client's 16 connections made at once
     def handle_error(self, request, client_address) -> None:
         pass  # a client that hangs up on a hostile answer is what the tests expect
 

@@ -279,3 +279,33 @@ def test_control_bytes_from_the_server_never_reach_the_terminal(tmp_path):
             assert done.returncode != 0
             for stream in (done.stdout, done.stderr):
                 assert not any(ord(c) < 32 and c not in "\n\t" or 0x7f <= ord(c) <= 0x9f for c in stream), stream
+
+
+# -- bad values: one line, before the first request ----------------------------------------------------
+
+
+@pytest.mark.parametrize("command, args", [
+    ("objperf.fetch", ["-c", "99999999999999999999"]),
+    ("objperf.fetch", ["--requests", "99999999999999999999"]),
+    ("objperf.fetch", ["--threads", "100000"]),
+    ("objperf.fetch", ["--range-size", "99999999999TiB"]),
+    ("objperf.fetch", ["--timeout", "99999999h"]),
+    ("objperf.put", ["--keys", "99999999999999999999"]),
+    ("objperf.put", ["--object-size", "6TiB"]),
+    ("objperf.put", ["-c", "99999999999"]),
+])
+def test_a_number_too_large_is_one_line_before_any_request(command, args):
+    with HostileS3("well-behaved") as s3:
+        url = f"s3://{s3.bucket}/data/" if command == "objperf.fetch" else f"s3://{s3.bucket}/w/"
+        done = run_cli(command, url, "--endpoint", s3.endpoint, "--no-save", *args, env=env(), timeout=60)
+        assert s3.calls == {}
+    assert_one_clean_error(done)
+    assert done.returncode == 2
+
+
+def test_put_with_a_hundred_million_keys_holds_none_before_its_first_request(tmp_path):
+    with HostileS3("well-behaved") as s3:
+        done, rss = run_measured("objperf.put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--keys",
+                                 "100000000", "--object-size", "1KiB", "--requests", "20", "--no-save")
+    assert done.returncode == 0, done.stderr
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"

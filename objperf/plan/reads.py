@@ -7,6 +7,7 @@ import socket
 from dataclasses import asdict, dataclass, replace
 
 from objperf.errors import UsageError
+from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 
 SINKS = ("ram", "discard", "file")
@@ -147,6 +148,7 @@ class ReadWorkload:
     def validate(self) -> None:
         if self.concurrency < 1:
             raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
+        check_run_numbers(self)
         if self.threads is not None and self.threads < 1:
             raise UsageError(f"threads must be at least 1, not {self.threads}")
         if self.range_size < 1:

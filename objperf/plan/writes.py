@@ -4,11 +4,13 @@ incompressible payload every object is cut from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from objperf.errors import UsageError
+from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
 from objperf.plan.payload import payload
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
 from objperf.plan.threads import engine_threads, server_is_local
@@ -17,6 +19,7 @@ from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
 MAX_PARTS = 10_000
+MAX_OBJECT = 5 << 40  # S3's largest object
 # Bodies longer than this repeat the payload.  16 MiB is past the window of the compressors stores
 # use (S2, Snappy, gzip, zstd up to level 19) and cheap to make: fresh memory costs CPU to fault in
 # (about 1 ms per MiB on a VM).  A longer period buys nothing: stores that dedupe do it per block.
@@ -59,10 +62,13 @@ class WriteWorkload:
     def validate(self) -> None:
         if self.concurrency < 1 or (self.threads is not None and self.threads < 1) or self.keys < 1:
             raise UsageError("concurrency, threads and keys must be at least 1")
+        check_run_numbers(self)
+        check_at_most("keys", self.keys, MAX_KEYS)
         if not self.buckets:
             raise UsageError("a write run needs at least one bucket")
         if self.object_size < 0:
             raise UsageError("object size must not be negative")
+        check_at_most("object size", self.object_size, MAX_OBJECT)
         if self.multipart:
             if not MIN_PART <= self.part_size <= MAX_PART:
                 raise UsageError("part size must be between 5 MiB and 5 GiB (S3's limits)")
@@ -102,13 +108,32 @@ def object_key(prefix: str, run_id: str, index: int) -> str:
     return f"{prefix}objperf-{run_id[:8]}-{index:05d}"
 
 
-def write_targets(workload: WriteWorkload, run_id: str) -> list[tuple[str, str]]:
+class WriteTargets(Sequence):
     """The (bucket, key) pairs a run writes to, in turn: the named keys in every bucket, else run-named keys
-    dealt round robin over the buckets."""
-    if workload.names:
-        return [(bucket, workload.prefix + name) for bucket in workload.buckets for name in workload.names]
-    return [(workload.buckets[i % len(workload.buckets)], object_key(workload.prefix, run_id, i))
-            for i in range(max(workload.keys, len(workload.buckets)))]
+    dealt round robin over the buckets.  Each is named when asked for: ``--keys`` 10**8 holds none."""
+
+    def __init__(self, workload: WriteWorkload, run_id: str):
+        self.workload, self.run_id = workload, run_id
+        buckets = len(workload.buckets)
+        self._count = buckets * len(workload.names) if workload.names else max(workload.keys, buckets)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._count))]
+        if not -self._count <= i < self._count:
+            raise IndexError(i)
+        i %= self._count
+        w = self.workload
+        if w.names:
+            return w.buckets[i // len(w.names)], w.prefix + w.names[i % len(w.names)]
+        return w.buckets[i % len(w.buckets)], object_key(w.prefix, self.run_id, i)
+
+
+def write_targets(workload: WriteWorkload, run_id: str) -> WriteTargets:
+    return WriteTargets(workload, run_id)
 
 
 def make_payload(workload: WriteWorkload) -> np.ndarray:
