@@ -50,7 +50,8 @@ def content(size: int) -> bytes:
 
 class HostileS3:
     def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
-                 bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000):
+                 bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000,
+                 tls: tuple[str, str] | None = None):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
@@ -59,6 +60,7 @@ class HostileS3:
         self.keys = list(keys or [])
         self.bad_size = bad_size
         self.page_keys = page_keys
+        self.tls = tls  # (certificate, key) PEM files: speak HTTPS
         self.calls: dict[str, int] = {}
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -73,6 +75,12 @@ class HostileS3:
             hostile = owner
 
         self._server = _Server(("127.0.0.1", 0), Handler)
+        if self.tls:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True, name=f"hostile-{self.mode}").start()
         return self
@@ -89,7 +97,7 @@ class HostileS3:
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self._server.server_port}"
 
     def count(self, call: str) -> None:
         with self.lock:

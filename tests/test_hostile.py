@@ -309,3 +309,67 @@ def test_put_with_a_hundred_million_keys_holds_none_before_its_first_request(tmp
                                  "100000000", "--object-size", "1KiB", "--requests", "20", "--no-save")
     assert done.returncode == 0, done.stderr
     assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+
+
+# -- one TLS rule for both planes ----------------------------------------------------------------------
+
+
+def subject_only_certificate(where: Path) -> tuple[str, str, str]:
+    """A CA and a certificate for ``localhost`` named in its subject alone, with no subjectAltName (an old
+    style that libcurl still matches)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(text: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = name(f"objperf test CA {where.name}")
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now - datetime.timedelta(hours=1))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    cert = (x509.CertificateBuilder().subject_name(name("localhost")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(2).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(ca_key, hashes.SHA256()))
+    paths = [where / "cert.pem", where / "key.pem", where / "ca.pem"]
+    paths[0].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    paths[2].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    return tuple(map(str, paths))
+
+
+def test_both_planes_judge_a_certificate_by_the_engines_rule(tmp_path, monkeypatch):
+    """The control plane's requests go over libcurl whichever plane signs them, so a certificate is judged by
+    the rule that judges every GET: never refused for the control plane and taken for the data (nor the
+    reverse), and a refusal says libcurl's reason."""
+    from objperf.errors import Unreachable
+
+    cert, key, ca = subject_only_certificate(tmp_path)
+    (tmp_path / "other").mkdir()
+    other_ca = subject_only_certificate(tmp_path / "other")[2]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEYS["AWS_ACCESS_KEY_ID"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", KEYS["AWS_SECRET_ACCESS_KEY"])
+    with HostileS3("well-behaved", objects={"data/obj.bin": 3 << 20}, tls=(cert, key)) as s3:
+        endpoint = s3.endpoint.replace("127.0.0.1", "localhost")
+        for light in (True, False):
+            client = S3Client(S3Settings(endpoint=endpoint, region="us-east-1", ca_bundle=ca), light=light)
+            assert client.object_size(s3.bucket, "data/obj.bin") == 3 << 20
+            assert client.list_keys(s3.bucket, "data/") == [("data/obj.bin", 3 << 20)]
+            untrusting = S3Client(S3Settings(endpoint=endpoint, region="us-east-1", ca_bundle=other_ca), light=light)
+            with pytest.raises(Unreachable, match="TLS certificate not trusted: .*certificate") as refusal:
+                untrusting.object_size(s3.bucket, "data/obj.bin")
+            assert refusal.value.untrusted
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", endpoint, "--ca-bundle", ca,
+                       "--no-save", env=env(), timeout=60)
+        assert done.returncode == 0, done.stderr
+        refused = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", endpoint, "--ca-bundle",
+                          other_ca, "--no-save", env=env(), timeout=60)
+    assert_one_clean_error(refused, "TLS certificate not trusted", "--ca-bundle")

@@ -89,7 +89,7 @@ class BotocorePlane:
 
     @cached_property
     def wire(self):
-        """The bounded libcurl requests of the calls this plane only signs (listing)."""
+        """The bounded libcurl requests of the calls this plane only signs (HEAD, listing)."""
         from objperf.s3.light import Wire
 
         return Wire(self.settings.trusted_cas, self.settings.verify_tls, self.settings.timeout, proxy_from_env=True)
@@ -173,10 +173,18 @@ class BotocorePlane:
         return element_text(body, "Region") if status == 400 else None
 
     def head(self, what: str, bucket: str, key: str = "") -> int | None:
-        if key:
-            return int(self.call(what, "head_object", Bucket=bucket, Key=key)["ContentLength"])
-        self.call(what, "head_bucket", Bucket=bucket)
-        return None
+        """HEAD a bucket or an object, presigned by botocore and sent over libcurl: the data plane's TLS rule
+        and bounds (a certificate libcurl will refuse for every GET is refused here, saying why)."""
+        method, params = ("head_object", {"Bucket": bucket, "Key": key}) if key else ("head_bucket", {"Bucket": bucket})
+        url = self.call(f"presign {what}", "generate_presigned_url", ClientMethod=method, Params=params,
+                        ExpiresIn=300)
+        try:
+            answer = self.wire.send("HEAD", url)
+        except TransferFailed as exc:
+            raise unreachable(self.endpoint, what, exc.code, exc.detail) from None
+        if not 200 <= answer.status < 300:
+            raise refused(self.endpoint, what, "", answer.status)
+        return answer.length if key else None
 
     def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
         return self.call(f"presign s3://{bucket}/{key}", "generate_presigned_url", ClientMethod=method,
