@@ -106,7 +106,7 @@ cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noe
             s.tls_resumed = <int8_t>op_tls_resumed(s.easy)  # libcurl detaches the connection before the row
     elif s.op == OPC_GET and header_is(data, total, b"content-range:", 14):
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
-        if code == 206:
+        if code == 206 or code == 200:  # some gateways answer 200 with the range and its Content-Range
             s.range_told = content_range_matches(s, data, total)
             if s.range_told < 0:
                 return 0  # libcurl ends the transfer; the row names the range error

@@ -22,7 +22,7 @@ from objperf.schema import (
 
 GIB = 1 << 30
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
-SUMMARY_COLUMNS = ("op", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s", "connect_s", "tls_s",
+SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s", "connect_s", "tls_s",
                    "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port", "s3_error")
 # Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
 PER_GIB_FROM_BYTES = 1 << 20
@@ -92,6 +92,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.requests = self.ok = self.failed = self.cut = self.bytes = 0
+        self.partial_200 = 0  # GETs of part of an object answered 200 (with the part's bytes), where S3 says 206
         self.busy_s = 0.0
         self.ttfb_ms: list[np.ndarray] = []
         self.statuses: dict = {}
@@ -119,6 +120,8 @@ class Tally:
         self.cut += int(cut.sum())
         self.bytes += int(cols["bytes"].sum())
         self.ttfb_ms.append(cols["ttfb_s"][gets] * 1000)
+        if "offset" in cols:
+            self.partial_200 += int((ok & (cols["op"] == OP_GET) & (status == 200) & (cols["offset"] > 0)).sum())
         _add_counts(self.statuses, status[~cut])
         if "http_version" in cols:
             _add_counts(self.http_versions, cols["http_version"][status > 0])
@@ -211,6 +214,7 @@ class Tally:
             "rtt_ms": rtt,
             "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
             "status_counts": {str(k): v for k, v in sorted(self.statuses.items())},
+            "ranged_gets_answered_200": self.partial_200,
             "http_version_counts": {HTTP_VERSIONS.get(k, str(k)): v for k, v in sorted(self.http_versions.items())},
             "tls": tls_handshakes(opened, busy_s=self.busy_s) if opened else None,
             "s3_error_counts": {k.decode(errors="replace"): v for k, v in sorted(self.s3_errors.items())},
@@ -269,6 +273,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
                                  f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
                                  f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
+    if s.get("ranged_gets_answered_200"):
+        rows.append(("ranges", f"{s['ranged_gets_answered_200']:,} GETs of part of an object were answered 200 OK, not "
+                               "206 Partial Content as S3 answers, each with the range's bytes: counted as they came"))
     if s.get("listing_capped"):
         capped = s["listing_capped"]
         rows.append(("listing", f"cut at {capped['keys']:,} keys: more objects are under "

