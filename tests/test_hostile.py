@@ -235,7 +235,10 @@ def test_all_parts_refused_is_a_failed_run_whose_summary_counts_what_was_sent(tm
     assert done.returncode == 1
     summary = json.loads(done.stdout)
     assert summary["status"] == "failed"
-    assert summary["error_requests"] > 0
+    parts = summary["directions"]["write"]
+    assert summary["error_requests"] > 0 and parts["failed"] == parts["requests"]
+    text = run_cli("objperf.analyze", str(tmp_path / "put"), timeout=60).stdout
+    assert f"no part acknowledged: {parts['failed']:,} refused or failed (their bytes are not counted)" in text
 
 
 # -- GETs whose answer is not the range asked -------------------------------------------------------
@@ -373,3 +376,15 @@ def test_both_planes_judge_a_certificate_by_the_engines_rule(tmp_path, monkeypat
         refused = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", endpoint, "--ca-bundle",
                           other_ca, "--no-save", env=env(), timeout=60)
     assert_one_clean_error(refused, "TLS certificate not trusted", "--ca-bundle")
+
+
+@pytest.mark.parametrize("scheme", ["s3", "http"])
+def test_a_head_answer_followed_by_an_endless_body_ends_in_time(scheme):
+    with HostileS3("head-endless-body") as s3:
+        url = f"s3://{s3.bucket}/data/obj.bin" if scheme == "s3" else f"{s3.endpoint}/hostile/data/obj.bin"
+        started = time.monotonic()
+        done, rss = run_measured("objperf.fetch", url, *(["--endpoint", s3.endpoint] if scheme == "s3" else []),
+                                 "--no-save", "--timeout", "5s")
+    assert time.monotonic() - started < 60
+    assert rss < 600 << 20
+    assert "Traceback" not in done.stderr

@@ -264,7 +264,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             if name == "write" and d["requests"]:
                 rows.append(("", f"{d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered 2xx), "
                                  f"{d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
-                                 f"no part finished: {amount(d['bytes'])} sent, none acknowledged"))
+                                 "no part acknowledged: " + (f"{d['failed']:,} refused or failed (their bytes are not "
+                                 "counted), " if d["failed"] else "") + f"{amount(d['bytes'])} sent in parts the "
+                                 "run's end cut"))
     if "hosts" in s:
         rows.append(("hosts", f"{len(s['hosts'])} hosts, all running together for {s['common_window_s']:.2f} s: the "
                               "throughput above counts that window only; the last host started "

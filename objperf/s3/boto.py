@@ -158,19 +158,13 @@ class BotocorePlane:
     def _refusal_region(self, bucket: str) -> str | None:
         """The ``<Region>`` a store names in its refusal of a presigned listing of one key.  Sent by libcurl:
         botocore's own call would follow the region quietly, as its presigned URLs cannot."""
-        from objperf._engine.exchange import Exchange
-        from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_TIMEOUT_S
-        from objperf.s3.xml import element_text
-
         url = self.client.generate_presigned_url("list_objects_v2", Params={"Bucket": bucket, "MaxKeys": 1},
                                                  ExpiresIn=300)
-        exchange = Exchange(self.settings.trusted_cas, self.settings.verify_tls, CONNECT_TIMEOUT_S,
-                            CONTROL_TIMEOUT_S)
         try:
-            status, _, body = exchange.request("GET", url, b"")
+            answer = self.wire.send("GET", url)
         except TransferFailed:  # no answer: the run's own requests will say why
             return None
-        return element_text(body, "Region") if status == 400 else None
+        return answer.element("Region") if answer.status == 400 else None
 
     def head(self, what: str, bucket: str, key: str = "") -> int | None:
         """HEAD a bucket or an object, presigned by botocore and sent over libcurl: the data plane's TLS rule

@@ -209,13 +209,14 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
     trust, and no HTTP library to import."""
     from objperf._engine.exchange import Exchange
 
-    exchange = Exchange(settings.trusted_cas, settings.verify_tls, settings.connect_timeout,
-                        min(10.0, settings.timeout), proxy_from_env=True)
+    timeout = min(10.0, settings.timeout)
+    exchange = Exchange(settings.trusted_cas, settings.verify_tls, settings.connect_timeout, timeout,
+                        proxy_from_env=True)
     try:
-        status, length, _ = exchange.request("HEAD", url)
+        status, length, _ = exchange.request("HEAD", url, deadline=timeout)
         if status == 200 and length >= 0:
             return length
-        status, length, _ = exchange.request("GET", url, byte_range="0-0", body_limit=1)
+        status, length, _ = exchange.request("GET", url, byte_range="0-0", body_limit=1, deadline=timeout)
     except TransferFailed as exc:
         if exc.untrusted:
             raise Unreachable(f"{safe}: {UNTRUSTED}; {TLS_HINT}", code=exc.code) from None
