@@ -57,6 +57,9 @@ def execute(args, invocation: Invocation) -> dict:
         from objperf.analysis.cost import costs
 
         summary["cost"] = costs(selection, args.price)
+    pooled = int(selection["run_id"].nunique()) if "run_id" in selection else 1
+    if pooled > 1 and args.by != "run_id":
+        summary["pooled_runs"] = pooled  # said, never done quietly
     outcome = {"summary": summary, "rows": len(selection)}
     if args.by:
         outcome["groups"] = grouped(selection, args.by)
@@ -70,13 +73,14 @@ def execute(args, invocation: Invocation) -> dict:
 
 def report(outcome: dict, args, invocation: Invocation) -> int:
     from objperf.analysis.summary import format_summary
+    from objperf.jsontext import dumps
 
     groups = outcome.get("groups")
     if args.json:
         data = {"summary": outcome["summary"]}
         if groups is not None:
             data["groups"] = json.loads(groups.to_json(orient="records"))
-        print(json.dumps(data, indent=2, default=str))
+        print(dumps(data, indent=2))  # a figure not measured is null: JSON, not Python's NaN
     else:
         print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)"))
         if groups is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import os
 import sys
 import time
@@ -375,6 +374,23 @@ def s3_settings(args):
                       timeout=control_timeout(args), multipart_timeout=control_timeout(args, duration=False))
 
 
+# The flags that name a store, with the value each has when not given.
+TARGET_FLAGS = {"endpoint": ("--endpoint", None), "profile": ("--profile", None), "region": ("--region", None),
+                "anonymous": ("--anonymous", False), "addressing": ("--addressing", "auto")}
+
+
+def check_target_flags(args) -> None:
+    """Flags that name a store need an ``s3://`` URL to apply to: without one a run would quietly measure the
+    embedded local server (or a plain HTTP URL) instead of the store the user named.  One line, before anything
+    starts."""
+    given = [flag for name, (flag, unset) in TARGET_FLAGS.items() if getattr(args, name, unset) != unset]
+    url = getattr(args, "url", None) or ""
+    if given and not url.startswith("s3://"):
+        what = f"the URL {url!r} is not an s3:// URL" if url else "no s3://BUCKET/… URL was given"
+        raise UsageError(f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} a store, but {what}: give "
+                         "s3://BUCKET/KEY (or a prefix) to measure that store")
+
+
 def check_endpoint(endpoint: str | None) -> None:
     """An --endpoint is an http(s) URL with a host and, if any, a port from 1 to 65535: refused in one line
     otherwise, before anything is sent."""
@@ -422,6 +438,7 @@ def with_figures(result, args, invocation: Invocation):
 def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
     from objperf.analysis.summary import format_summary
+    from objperf.jsontext import dumps
     from objperf.run.outcome import left_open_text
 
     prog, say = invocation.prog, invocation.say
@@ -430,7 +447,7 @@ def report(result, args, invocation: Invocation) -> int:
 
         result.summary["cost"] = costs(result.rows, args.price)
     if args.json:
-        print(json.dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
+        print(dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
     else:
         print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
     if result.dataset:

@@ -11,6 +11,7 @@ from pathlib import Path
 from objperf.cli import Invocation, command_main, new_parser
 
 PROG = "objperf.cmp"
+NOT_MEASURED = "not measured"
 
 EXAMPLES = """examples:
   objperf cmp runs/before runs/after
@@ -71,7 +72,7 @@ def draw(table, directory: Path) -> list[Path]:
 
 
 def report(table, args, invocation: Invocation) -> int:
-    from objperf.analysis.diff import as_json
+    from objperf.analysis.diff import NOISY, as_json
 
     if args.json:
         print(as_json(table))
@@ -79,7 +80,11 @@ def report(table, args, invocation: Invocation) -> int:
         runs = table.attrs["runs"]
         shown = table.copy()
         shown["change_pct"] = shown["change_pct"].map(lambda v: "" if v != v else f"{v:+.1f}%")
-        shown["beyond_noise"] = shown["beyond_noise"].map(lambda v: {True: "yes", False: "within noise"}.get(v, ""))
+        noisy = shown["metric"].isin(NOISY)
+        shown["beyond_noise"] = [{True: "yes", False: "within noise"}.get(v, "cannot say" if is_noisy else "")
+                                 for v, is_noisy in zip(shown["beyond_noise"], noisy)]
+        for run in runs:  # a figure that was not measured is shown as such, not as NaN or 0
+            shown[run] = shown[run].map(lambda v: NOT_MEASURED if isinstance(v, float) and v != v else v)
         print(shown[["group", "metric", *runs, "change_pct", "beyond_noise"]].to_string(
             index=False, float_format=lambda v: f"{v:.3f}"))
     for line in table.attrs.get("mismatches", []):

@@ -14,6 +14,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    check_target_flags,
     command_main,
     connection_kwargs,
     duration_arg,
@@ -101,6 +102,7 @@ def execute(args, invocation: Invocation):
     from objperf.run.jobs import ReadSource, read_job
 
     check_cluster_args(args)
+    check_target_flags(args)
     resolve_out(args, "fetch")
     workload = read_workload(args)
     keys = parse_keys(args.keys)

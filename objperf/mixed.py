@@ -16,6 +16,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    check_target_flags,
     command_main,
     connection_kwargs,
     duration_arg,
@@ -76,6 +77,7 @@ def execute(args, invocation: Invocation):
     from objperf.s3.target import split_s3_url
 
     check_cluster_args(args)
+    check_target_flags(args)
     resolve_out(args, "mixed")
     args.read_concurrency = args.read_concurrency or args.concurrency or DEFAULT_CONCURRENCY
     args.write_concurrency = args.write_concurrency or args.concurrency or DEFAULT_CONCURRENCY

@@ -14,6 +14,7 @@ from objperf.cli import (
     add_connection_args,
     add_output_args,
     add_target_args,
+    check_target_flags,
     command_main,
     connection_kwargs,
     duration_arg,
@@ -100,6 +101,7 @@ def execute(args, invocation: Invocation):
     from objperf.cluster.runner import check_cluster_args, cluster_asked, run_across
 
     check_cluster_args(args)
+    check_target_flags(args)
     resolve_out(args, "put")
     buckets, prefix = write_destination(args.url, args.buckets)
     workload = write_workload(args, buckets, prefix)

@@ -15,8 +15,8 @@ hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
 received for GET, bytes sent for PUT and UPLOAD_PART).  A GET still in flight when a
 run's time is up (or at Ctrl-C) is cut: its row has ``curl_code`` 42 and the
 bytes that had arrived, and counts as neither a success nor a failure.  ``ttfb_s`` is libcurl's
-start-transfer time: the first byte of the body for a GET, the start of the
-upload for a PUT (use ``total_s`` for uploads).  Rows the control plane makes
+start-transfer time (NaN, missing, when no byte of an answer came): the first byte of the body for a
+GET, the start of the upload for a PUT (use ``total_s`` for uploads).  Rows the control plane makes
 (CREATE_MPU, COMPLETE_MPU, ABORT_MPU) have ``thread``/``slot`` -1 and only
 ``t_start``, ``ttfb_s`` = ``total_s``, status and error codes.  ``etag`` is the
 ETag of the final response, where there was one."""

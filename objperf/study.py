@@ -20,6 +20,7 @@ from objperf.cli import (
     add_cluster_args,
     add_connection_args,
     add_target_args,
+    check_target_flags,
     command_main,
     connection_kwargs,
     default_out,
@@ -103,6 +104,7 @@ def execute(args, invocation: Invocation) -> StudyOutcome:
     from objperf.cluster.runner import check_cluster_args, cluster_asked
 
     check_cluster_args(args)
+    check_target_flags(args)
     check_workload_options(args)  # before any server starts
     if not args.out:
         args.out = str(default_out(f"study-{args.name}"))

@@ -25,6 +25,7 @@ Modes (``MODES`` holds them all):
 - ``short-body``: a 206 names the range asked and sends half of it, with a Content-Length that says so.
 - ``head-says-zero``: HEAD says 0 bytes; GET sends ``size`` bytes.
 - ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
+- ``get-stall``: every GET is taken and never answered (until the server stops).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ MODES = (
     "well-behaved", "listing-keys", "listing-endless-body", "listing-forever-same-token",
     "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
-    "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error",
+    "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -206,6 +207,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._list(query)
             return
         h.count("GET")
+        if h.mode == "get-stall":
+            h.stopping.wait()
+            return
         if h.mode == "ansi-error":
             self._error(503, ANSI_CODE)
             return

@@ -28,6 +28,23 @@ CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_E
 CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)
 
 
+CURLE_PARTIAL_FILE = 18
+
+
+def range_as_asked(status: int, content_range: str | None, offset: int, length: int) -> bool:
+    """Whether a 2xx answer to a GET of ``length`` bytes at ``offset`` is that range, by S3's contract: a 206 names
+    it in Content-Range, and a 200 that names a range (some gateways send one) names it too."""
+    if status == 206 and not content_range:
+        return False
+    if status not in (200, 206) or not content_range:
+        return True
+    unit, _, spec = content_range.strip().partition(" ")
+    first, _, rest = spec.partition("-")
+    last = rest.partition("/")[0]
+    return unit == "bytes" and first.isdigit() and last.isdigit() and int(first) == offset \
+        and int(last) == offset + length - 1
+
+
 class _Plan:
     """Which request comes next: the sequential plan's (every range of every object once a pass), or a
     random range of key n % K."""
@@ -171,7 +188,7 @@ class RequestsEngine:
         t0 = time.perf_counter()
         status, s3_error, curl_code, got, crc, etag = 0, b"", 0, 0, 0, b""
         remote_ip, remote_port, local_ip, local_port = b"", 0, b"", 0
-        ttfb = total = 0.0
+        ttfb, total = float("nan"), 0.0  # no answer: no time to first byte
         try:
             # verify on each request: a session's would lose to REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE.
             resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout,
@@ -187,10 +204,16 @@ class RequestsEngine:
                 pass
             if status >= 300:
                 s3_error = (element_text(resp.raw.read(64 << 10), "Code") or "").encode()[:S3_ERROR_BYTES]
+            elif not range_as_asked(status, resp.headers.get("Content-Range"), offset, length):
+                curl_code = CURLE_RANGE_ERROR  # the bytes are not the range's: none is kept (objperf._engine rows.pxi)
             else:
                 got, crc, ended = self._sink_body(resp.raw, slot, key, offset, length, scratch)
                 if ended:
                     curl_code = ended
+                elif 200 <= status < 300 and got < length:
+                    curl_code = CURLE_PARTIAL_FILE
+                if curl_code in (CURLE_RANGE_ERROR, CURLE_PARTIAL_FILE):
+                    got = 0
             resp.close()
         except requests.exceptions.Timeout:  # ConnectTimeout is both a Timeout and a ConnectionError
             curl_code = CURLE_OPERATION_TIMEDOUT
@@ -232,7 +255,7 @@ class RequestsEngine:
             n = raw.readinto(view)
             if not n:
                 break
-            if 0 < length < got + n:
+            if length < got + n:
                 return got, crc, CURLE_RANGE_ERROR
             chunk = view[:n]
             if buf is not None and got < len(buf):

@@ -81,6 +81,8 @@ cdef void write_transfer_info(Slot *s, Ring *r, int64_t i) noexcept nogil:
     r.tls_s[i] = info_seconds(s.easy, CURLINFO_APPCONNECT_TIME_T)
     r.pretransfer_s[i] = info_seconds(s.easy, CURLINFO_PRETRANSFER_TIME_T)
     r.ttfb_s[i] = info_seconds(s.easy, CURLINFO_STARTTRANSFER_TIME_T)
+    if r.ttfb_s[i] == 0:
+        r.ttfb_s[i] = NAN  # no byte of an answer came: its time to first byte is missing, not 0
     r.total_s[i] = info_seconds(s.easy, CURLINFO_TOTAL_TIME_T)
     curl_easy_getinfo(s.easy, CURLINFO_PRIMARY_IP, &ip)
     copy_text(r.remote_ip + i * IP_CAP, ip, IP_CAP)
@@ -102,7 +104,8 @@ cdef void write_transfer_info(Slot *s, Ring *r, int64_t i) noexcept nogil:
 
 cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
     """A request that never went out: no times, no peers (the handle still holds its last transfer's)."""
-    r.dns_s[i] = r.connect_s[i] = r.tls_s[i] = r.pretransfer_s[i] = r.ttfb_s[i] = r.total_s[i] = 0
+    r.dns_s[i] = r.connect_s[i] = r.tls_s[i] = r.pretransfer_s[i] = r.total_s[i] = 0
+    r.ttfb_s[i] = NAN
     copy_text(r.remote_ip + i * IP_CAP, NULL, IP_CAP)
     copy_text(r.local_ip + i * IP_CAP, NULL, IP_CAP)
     r.remote_port[i] = r.local_port[i] = 0

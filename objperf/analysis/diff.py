@@ -14,6 +14,7 @@ import pandas as pd
 
 from objperf.analysis.saved import SETTINGS, run_settings, summary_of, whole_run, with_settings
 from objperf.analysis.stats import failed_rows, steady_gbps, steady_window, throughput_timeline
+from objperf.jsontext import dumps
 
 METRICS = ("gbps", "steady_gbps", "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p90", "ttfb_ms_p99", "error_rate",
            "client_cpu_s_per_gib")
@@ -50,6 +51,15 @@ def spread(df: pd.DataFrame) -> float:
     steady = timeline[(timeline["t_s"] >= start - t0) & (timeline["t_s"] + 1 <= end - t0)]
     values = (steady if len(steady) >= 2 else timeline)["gbps"]
     return float(values.std()) if len(values) >= 2 else float("nan")
+
+
+def beyond_noise(first: float, last: float, spreads: list[float]) -> bool | None:
+    """Whether ``last`` differs from ``first`` by more than the runs' own per-second spread; None when it cannot
+    be said: a figure not measured, or runs too short to have a spread (never "within noise" by default)."""
+    spreads = [s for s in spreads if s == s]
+    if first != first or last != last or not spreads:
+        return None
+    return bool(abs(last - first) > max(spreads))
 
 
 def mismatches(runs: dict[str, pd.DataFrame]) -> list[str]:
@@ -106,9 +116,8 @@ def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -
             else:
                 row["change_pct"] = np.nan
             if metric in NOISY:
-                noise = np.nanmax([per_run["spread_gbps"].get(label, np.nan) for label in (names[0], names[-1])]
-                                  + [0.0])
-                row["beyond_noise"] = bool(abs(last - first) > noise) if not np.isnan(last - first) else False
+                row["beyond_noise"] = beyond_noise(first, last, [per_run["spread_gbps"].get(label, np.nan)
+                                                                 for label in (names[0], names[-1])])
             else:
                 row["beyond_noise"] = None
             rows.append(row)
@@ -119,5 +128,6 @@ def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -
 
 
 def as_json(table: pd.DataFrame) -> str:
-    return json.dumps({"runs": table.attrs.get("runs", []), "mismatches": table.attrs.get("mismatches", []),
-                       "rows": json.loads(table.to_json(orient="records"))}, indent=2, default=str)
+    """The table as JSON; a figure not measured is null."""
+    return dumps({"runs": table.attrs.get("runs", []), "mismatches": table.attrs.get("mismatches", []),
+                  "rows": json.loads(table.to_json(orient="records"))}, indent=2)

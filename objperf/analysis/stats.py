@@ -61,7 +61,7 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
     end = float((df["t_start"] + df["total_s"]).max()) - t0
     edges = np.arange(0.0, end + bin_s, bin_s)
     for name, part in groups:
-        starts = (part["t_start"] + part["ttfb_s"]).to_numpy(float) - t0
+        starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
         ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
         cumulative = _cumulative_bytes(starts, ends, part["bytes"].to_numpy(float), edges)
         frame = pd.DataFrame({"t_s": edges[:-1], "gbps": np.diff(cumulative) * 8 / bin_s / 1e9})
@@ -113,7 +113,7 @@ def steady_window(df: pd.DataFrame) -> tuple[float, float]:
 def _inside(t_start, ttfb, end, nbytes, window_start, window_end) -> np.ndarray:
     """Each request's bytes inside its window, its bytes spread evenly from first to last byte.
     ``window_start``/``window_end`` may be scalars or per-row arrays (then reused as scratch)."""
-    first = t_start + ttfb
+    first = t_start + np.nan_to_num(ttfb)  # a request with no first byte moved no bytes
     duration = end - first
     np.maximum(duration, 1e-9, out=duration)
     low = np.maximum(first, window_start, out=window_start if isinstance(window_start, np.ndarray) else None)

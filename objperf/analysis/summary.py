@@ -68,8 +68,9 @@ def _add_counts(into: dict, values: np.ndarray) -> None:
 
 
 def percentiles(values: np.ndarray, qs: list[float]) -> list[float]:
-    """``np.percentile(values, qs)`` (linear interpolation), NaN for no values.  np.percentile's
-    first call imports numpy.ma: 23 ms on every command, for three numbers."""
+    """``np.percentile(values, qs)`` (linear interpolation) of the values that were measured (NaN is none), NaN
+    for no values.  np.percentile's first call imports numpy.ma: 23 ms on every command, for three numbers."""
+    values = values[~np.isnan(values)]
     if not len(values):
         return [float("nan")] * len(qs)
     ordered = np.sort(values)
@@ -275,6 +276,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
                                  f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
                                  f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
+    if s.get("pooled_runs"):
+        rows.append(("pooled", f"{s['pooled_runs']} separate runs counted as one: their requests together, over "
+                               "the time from the first start to the last end (--by run_id gives a line each)"))
     if s.get("ranged_gets_answered_200"):
         rows.append(("ranges", f"{s['ranged_gets_answered_200']:,} GETs of part of an object were answered 200 OK, not "
                                "206 Partial Content as S3 answers, each with the range's bytes: counted as they came"))

@@ -1,0 +1,117 @@
+"""Every number shown is what was measured: the store the user named or an error, missing values shown as
+missing (never 0, never 'within noise'), JSON that is JSON, lines that say nothing false."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from hostile import HostileS3
+from objperf import api
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.mark.parametrize("command", ["fetch", "put", "mixed", "study"])
+@pytest.mark.parametrize("flags", [["--endpoint-url", "http://127.0.0.1:1"], ["--profile", "r2-test"],
+                                   ["--region", "auto"], ["--region", "auto", "--profile", "x"]])
+def test_target_flags_without_an_s3_url_are_one_line_before_anything_starts(tmp_path, command, flags):
+    args = [command, *(["read-concurrency"] if command == "study" else []), *flags, "--out", str(tmp_path / "o")]
+    done = run_cli("objperf", *args, timeout=60)
+    assert done.returncode == 2, done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "no s3://BUCKET/… URL was given" in lines[0], done.stderr
+    assert "started local SeaweedFS" not in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_target_flags_with_a_plain_http_url_are_refused_too():
+    with HostileS3("well-behaved") as s3:
+        done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "--region", "eu-west-1", "--no-save",
+                       timeout=60)
+        assert s3.calls == {}
+    assert done.returncode == 2 and "is not an s3:// URL" in done.stderr
+
+
+def test_the_api_refuses_target_options_without_a_url(tmp_path):
+    with pytest.raises(ValueError, match="no s3://BUCKET/… URL was given"):
+        api.fetch(endpoint_url="http://127.0.0.1:1", out=tmp_path / "o", progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+def strict_json(text: str):
+    def refuse(token):
+        raise AssertionError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two small real runs and one in which every request failed (no TTFB, no spread: figures not measured)."""
+    where = tmp_path_factory.mktemp("runs")
+    with HostileS3("well-behaved", objects={"data/obj.bin": 4 << 20}) as s3:
+        for name in ("a", "b"):
+            done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "--range-size", "256KiB", "-c",
+                           "2", "--duration", "2s", "--out", str(where / name), timeout=60)
+            assert done.returncode == 0, done.stderr
+    with HostileS3("short-body", objects={"data/obj.bin": 4 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "--requests", "3", "--out",
+                       str(where / "failed"), timeout=60)
+        assert done.returncode == 1 and (where / "failed" / "manifest.json").exists(), done.stderr
+    return where
+
+
+def test_analyze_json_is_json_with_nulls_for_what_was_not_measured(runs):
+    done = run_cli("objperf.analyze", str(runs / "failed"), "--json", timeout=60)
+    assert done.returncode == 0, done.stderr
+    summary = strict_json(done.stdout)["summary"]
+    assert summary["ttfb_ms_p50"] is None
+    run = run_cli("objperf.fetch", f"{runs}/nowhere", "--json", timeout=60)  # a refusal prints no JSON at all
+    assert run.returncode != 0
+
+
+def test_analyze_says_when_it_pools_separate_runs(runs):
+    pooled = run_cli("objperf.analyze", str(runs / "a"), str(runs / "b"), timeout=60)
+    assert "2 separate runs counted as one" in pooled.stdout
+    apart = run_cli("objperf.analyze", str(runs / "a"), str(runs / "b"), "--by", "run_id", timeout=60)
+    assert "counted as one" not in apart.stdout
+
+
+def test_cmp_never_calls_a_figure_not_measured_within_noise(runs):
+    done = run_cli("objperf.cmp", str(runs / "a"), str(runs / "failed"), timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[1]: line for line in done.stdout.splitlines()[1:] if len(line.split()) > 1}
+    assert "not measured" in lines["ttfb_ms_p50"]
+    for metric in ("gbps", "steady_gbps"):
+        assert "within noise" not in lines[metric] or "not measured" not in lines[metric]
+    assert "NaN" not in done.stdout
+    as_json = strict_json(run_cli("objperf.cmp", str(runs / "a"), str(runs / "failed"), "--json", timeout=60).stdout)
+    ttfb = next(r for r in as_json["rows"] if r["metric"] == "ttfb_ms_p50")
+    assert ttfb["failed"] is None
+
+
+def test_beyond_noise_is_unknown_without_a_spread():
+    from objperf.analysis.diff import beyond_noise
+
+    nan = float("nan")
+    assert beyond_noise(1.0, 2.0, [nan, nan]) is None
+    assert beyond_noise(nan, 2.0, [0.1, 0.1]) is None
+    assert beyond_noise(1.0, 1.05, [0.1, nan]) is False
+    assert beyond_noise(1.0, 2.0, [0.1, 0.2]) is True
+
+
+@pytest.mark.parametrize("engine", ["curl", "requests"])
+def test_a_request_that_got_no_byte_has_no_time_to_first_byte(tmp_path, engine):
+    from objperf import load
+
+    with HostileS3("get-stall") as s3:
+        # the reference engine cannot cut a request that waits for its headers: its --timeout ends it
+        done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "-c", "2", "--duration", "1s",
+                       "--timeout", "3s", "--engine", engine, "--out", str(tmp_path / "r"), timeout=60)
+    rows = load(tmp_path / "r")
+    assert done.returncode == 1 and len(rows) >= 2
+    assert rows["ttfb_s"].isna().all(), rows["ttfb_s"].tolist()
+    assert (rows["total_s"] > 0).all()
