@@ -6,7 +6,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.objperf-installed
 # The Ruby SDK is a peer of the client comparison (the S3-vs-R2 article ran it).
-DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3
+# nginx is the raw HTTP ceiling of the bench and the HTTP/2 server of the tests (nginx-light: no daemon started).
+DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3 nginx-light
 DEMO_OUT ?= data/demo
 
 # The compatibility suite's other servers from Debian: Ceph (a monitor, an OSD and the RADOS Gateway) and
@@ -47,7 +48,8 @@ system-deps:
 	for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if ! command -v curl-config >/dev/null 2>&1 || [ ! -f /usr/include/zlib.h ] || \
 	   ! $(PYTHON) -c 'import ensurepip, venv, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || \
-	   ! command -v cc >/dev/null 2>&1 || ! ruby -e 'require "aws-sdk-s3"' >/dev/null 2>&1; then \
+	   ! command -v cc >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1 || \
+	   ! ruby -e 'require "aws-sdk-s3"' >/dev/null 2>&1; then \
 		if [ -n "$$missing" ]; then \
 			echo "installing Debian packages:$$missing"; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

@@ -119,8 +119,9 @@ UNSAID = {"tls_resumed": -1}
 
 
 def empty_columns(n: int = 0) -> dict[str, np.ndarray]:
-    """``n`` rows in the engine's columns that say nothing: zero, or ``UNSAID``'s value."""
-    return {name: np.full(n, UNSAID.get(name, 0), dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
+    """``n`` rows in the engine's columns that say nothing: empty text, zero, or ``UNSAID``'s value."""
+    return {name: np.full(n, b"" if dtype.kind == "S" else UNSAID.get(name, 0), dtype=dtype)  # not b"0"
+            for name, dtype in ENGINE_COLUMNS.items()}
 
 
 # Which rows are which: each takes NumPy arrays or pandas Series alike.

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from hostile import HostileS3
 
 from conftest import run_cli
-from hostile import HostileS3
 from objperf import api
 
 pytestmark = pytest.mark.timeout(120)
@@ -115,3 +115,83 @@ def test_a_request_that_got_no_byte_has_no_time_to_first_byte(tmp_path, engine):
     assert done.returncode == 1 and len(rows) >= 2
     assert rows["ttfb_s"].isna().all(), rows["ttfb_s"].tolist()
     assert (rows["total_s"] > 0).all()
+
+
+def test_a_run_that_kept_no_rows_says_so_instead_of_an_empty_frame():
+    with HostileS3("well-behaved", objects={"data/obj.bin": 4 << 20}) as s3:
+        run = api.fetch(f"{s3.endpoint}/hostile/data/obj.bin", range_size="1MiB", no_save=True, progress=False)
+    assert run.status == "complete" and run.summary["requests"] == 4
+    with pytest.raises(ValueError, match="kept none of its 4 rows"):
+        run.df  # noqa: B018
+
+
+def test_control_rows_say_no_address_etag_or_http_version(tmp_path):
+    from objperf import load
+
+    env = {**__import__("os").environ, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": "/nonexistent"}
+    with HostileS3("well-behaved") as s3:
+        done = run_cli("objperf.put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--object-size", "12MiB",
+                       "--part-size", "5MiB", "--out", str(tmp_path / "p"), env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HTTP/:" not in done.stdout and "the server answered" not in done.stdout
+    rows = load(tmp_path / "p")
+    control = rows[rows["op"].isin(["CREATE_MPU", "COMPLETE_MPU"])]
+    assert len(control) == 2
+    for column in ("remote_ip", "local_ip", "etag", "s3_error", "http_version"):
+        assert (control[column].astype(str) == "").all(), (column, control[column].tolist())
+
+
+@pytest.fixture
+def nginx_h2(tmp_path):
+    """nginx serving a 4 MiB file over TLS with HTTP/2 (the Debian package the Makefile installs)."""
+    import shutil
+    import subprocess
+
+    from conftest import throwaway_ca
+    from hostile import wait_for
+    from objperf.peers.bench import NGINX_CONF
+    from objperf.servers.seaweed import free_port
+
+    if not shutil.which("nginx"):
+        pytest.fail("nginx is not installed: make system-deps installs it")
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="nginx-h2-www-"))  # nginx's workers drop root: not under pytest's 0700 dirs
+    root.chmod(0o755)
+    (root / "f.bin").write_bytes(bytes(range(256)) * (4 << 12))
+    (root / "f.bin").chmod(0o644)
+    cert, key, ca = throwaway_ca(tmp_path)
+    port, tls_port = free_port(), free_port()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "nginx.conf").write_text(NGINX_CONF.format(dir=tmp_path, port=port, tls_port=tls_port, root=root,
+                                                           cert=cert, key=key))
+    proc = subprocess.Popen(["nginx", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+
+    def listening() -> bool:
+        with socket.socket() as sock:
+            return sock.connect_ex(("127.0.0.1", tls_port)) == 0
+
+    try:
+        assert wait_for(listening, timeout=20)
+        yield f"https://127.0.0.1:{tls_port}/f.bin", ca
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_http2_streams_share_a_connection_and_the_summary_counts_both(nginx_h2, tmp_path):
+    url, ca = nginx_h2
+    done = run_cli("objperf.fetch", url, "--http", "2", "-c", "16", "--threads", "1", "--range-size", "256KiB",
+                   "--requests", "64", "--ca-bundle", ca, "--json", "--no-save", timeout=60)
+    assert done.returncode == 0, done.stderr
+    summary = strict_json(done.stdout)
+    assert summary["http_version_counts"] == {"2": 64}
+    assert summary["connections_opened"] == 1, summary["connections_opened"]
+    text = run_cli("objperf.fetch", url, "--http", "2", "-c", "16", "--threads", "1", "--range-size", "256KiB",
+                   "--requests", "64", "--ca-bundle", ca, "--no-save", timeout=60).stdout
+    assert "1 opened; 64 requests went over HTTP/2, 64.0 streams a connection" in text

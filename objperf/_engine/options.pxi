@@ -38,6 +38,10 @@ cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list k
         # by answering 1.1.  Prior knowledge would fail every request to such a server (most S3 stores).
         version = CURL_HTTP_VERSION_2TLS if tls else CURL_HTTP_VERSION_2_0
     check_easy(curl_easy_setopt(e, CURLOPT_HTTP_VERSION, version), "CURLOPT_HTTP_VERSION")
+    if http_version == "2":
+        # A request waits for a connection that may multiplex it rather than open its own: without this, the
+        # first requests of a run each open a connection (and a handshake) before any has learnt HTTP/2.
+        check_easy(curl_easy_setopt(e, CURLOPT_PIPEWAIT, <long>1), "CURLOPT_PIPEWAIT")
     if not keepalive:
         check_easy(curl_easy_setopt(e, CURLOPT_FORBID_REUSE, <long>1), "CURLOPT_FORBID_REUSE")
 

@@ -125,7 +125,8 @@ class Tally:
             self.partial_200 += int((ok & (cols["op"] == OP_GET) & (status == 200) & (cols["offset"] > 0)).sum())
         _add_counts(self.statuses, status[~cut])
         if "http_version" in cols:
-            _add_counts(self.http_versions, cols["http_version"][status > 0])
+            # the requests that spoke HTTP on the engine's connections (the control plane's rows say no version)
+            _add_counts(self.http_versions, cols["http_version"][(status > 0) & (cols["http_version"] != 0)])
         _add_counts(self.s3_errors, cols["s3_error"][cols["s3_error"] != b""])
         _add_counts(self.curl_errors, curl_code[curl_failed])
         for name, codes in DIRECTIONS.items():
@@ -199,6 +200,7 @@ class Tally:
                 }
         opened = {name: _joined([c[name] for c in self.opened]) for name in self.connection_columns}
         rtt = round_trip_ms(opened)
+        connections = len(opened.get("new_conn", ()))
         return {
             "requests": self.requests,
             "servers": self._per_server(wall),
@@ -218,6 +220,7 @@ class Tally:
             "ranged_gets_answered_200": self.partial_200,
             "http_version_counts": {HTTP_VERSIONS.get(k, str(k)): v for k, v in sorted(self.http_versions.items())},
             "tls": tls_handshakes(opened, busy_s=self.busy_s) if opened else None,
+            "connections_opened": connections,
             "s3_error_counts": {k.decode(errors="replace"): v for k, v in sorted(self.s3_errors.items())},
             "curl_error_counts": {f"{k} {curl_error_text(k)}": v for k, v in sorted(self.curl_errors.items())},
             "client_cpu_s": cpu_s,
@@ -323,6 +326,10 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rows.append((f"cost {provider}", f"${c['usd']:,.4f} for this run ({c['requests_class_b']:,} class B and "
                                          f"{c['requests_class_a']:,} class A requests, {c['egress_gb']:,.2f} GB out)"
                                          f"{per_tib}; {c['prices']}"))
+    if s.get("http_asked_for") == "2" and s.get("connections_opened"):
+        over = sum(n for v, n in s.get("http_version_counts", {}).items() if v == "2")
+        rows.append(("connections", f"{s['connections_opened']:,} opened; {over:,} requests went over HTTP/2, "
+                                    f"{over / s['connections_opened']:.1f} streams a connection"))
     if s.get("http_asked_for") and set(s.get("http_version_counts", {})) - {s["http_asked_for"]}:
         answered = ", ".join(f"HTTP/{v}: {n:,}" for v, n in s["http_version_counts"].items())
         rows.append(("HTTP version", f"asked for HTTP/{s['http_asked_for']}, the server answered {answered}"))

@@ -52,12 +52,20 @@ class RunResult:
     dataset: Path | None = None
     slot_buffers: list = field(default_factory=list, repr=False)
     rows_in_dataset: int = 0  # rows written to the dataset and let go from memory
+    rows_let_go: int = 0  # rows counted into the summary and kept nowhere (no dataset, keep_rows False)
 
     @cached_property
     def rows(self):
         """The rows as a pandas DataFrame, in the dataset's schema: read from the dataset, with any rows
-        it could not take (a full disk) after them."""
+        it could not take (a full disk) after them.  A run that kept its rows nowhere says so: an empty
+        frame would read as a run that made no request."""
         from objperf.dataset import load, rows_to_table
+
+        if self.rows_let_go and not self.rows_in_dataset:
+            from objperf.errors import UsageError
+
+            raise UsageError(f"this run kept none of its {self.rows_let_go:,} rows (no_save): its summary holds "
+                             "its figures; run it with a dataset (out=…) to have its rows")
 
         held = rows_to_table(self.columns, **self.labels).to_pandas()
         if not self.rows_in_dataset:
@@ -259,4 +267,5 @@ class Recorder:
             except OSError as exc:
                 self.write_error = self.write_error or exc
         return RunResult(self.run_id, status, columns, self.labels, summary, self.manifest, self.out,
-                         slot_buffers or [], self.writer.rows if self.writer else 0)
+                         slot_buffers or [], self.writer.rows if self.writer else 0,
+                         rows_let_go=0 if self.writer or self.keep_rows else self._counted.requests)
