@@ -148,8 +148,9 @@ def nginx_h2(tmp_path):
     import shutil
     import subprocess
 
-    from conftest import throwaway_ca
     from hostile import wait_for
+
+    from conftest import throwaway_ca
     from objperf.peers.bench import NGINX_CONF
     from objperf.servers.seaweed import free_port
 
