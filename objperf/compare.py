@@ -128,6 +128,10 @@ def report(frame, args, invocation: Invocation) -> int:
         print(timing_table(ok).round(3).to_string())
         print()
         print(client_means(ok).round(3).to_string(index=False))
+    timed_inside = ok[ok["startup_s"].notna()] if "startup_s" in ok else ok.iloc[:0]
+    for client, part in timed_inside.groupby("client"):
+        print(f"{client}: timed inside its process around the transfer, as the S3-vs-R2 article timed it; starting "
+              f"it took {part['startup_s'].mean():.2f} s more on average, not counted above")
     failed = runs[~runs["ok"]]
     for row in failed.itertuples():
         print(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}")

@@ -42,6 +42,27 @@ def test_the_ruby_sdk_puts_and_gets_verified_bytes(store):
     runs = run_compare([target(store, "ruby")], ["ruby sdk"], size=6 * MIB, repeat=1, out=None, say=print)
     assert len(runs) == 2 and runs["ok"].all() and runs["verified"].all()
     assert set(runs["operation"]) == {"download", "upload"} and (runs["version"] != "?").all()
+    # timed inside Ruby around the transfer, as the article did; the interpreter's start apart
+    assert (runs["startup_s"] > 0.05).all() and (runs["wall_s"] > 0).all()
+    assert (runs["gbps"] == 6 * MIB * 8 / runs["wall_s"] / 1e9).all()
+
+
+def test_the_aws_crt_counts_as_installed_though_commands_keep_botocore_from_loading_it():
+    probe = ("from objperf.cli import skip_aws_crt; skip_aws_crt(); "
+             "from objperf.peers.comparison import available; print(available(['aws crt'], print))")
+    done = __import__("subprocess").run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().endswith("['aws crt']"), done.stdout + done.stderr  # the bench extra installs it
+
+
+def test_objperf_in_a_comparison_leaves_no_dataset_behind(store, tmp_path):
+    import os
+    from pathlib import Path
+
+    runs_dir = Path(os.environ["OBJPERF_RUNS"])
+    before = set(runs_dir.iterdir()) if runs_dir.exists() else set()
+    runs = run_compare([target(store, "stray")], ["objperf"], size=6 * MIB, repeat=1, out=None, say=print)
+    assert runs["ok"].all()
+    assert (set(runs_dir.iterdir()) if runs_dir.exists() else set()) == before
 
 
 def test_every_client_trusts_the_targets_ca_bundle_over_tls(store):
