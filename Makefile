@@ -14,7 +14,7 @@ DEMO_OUT ?= data/demo
 # OpenStack Swift (a proxy with its S3 API, and an account, a container and an object server).
 COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common swift swift-proxy swift-object swift-container swift-account
 
-.PHONY: demo test test-compat compat-deps bench lab lint system-deps clean
+.PHONY: demo test test-compat compat-deps bench lab lint sample system-deps clean
 
 demo: $(STAMP)
 	rm -rf $(DEMO_OUT)
@@ -35,6 +35,10 @@ compat-deps:
 # JupyterLab on the notebooks, on loopback only; it prints the URL (with its token) to open.
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser --allow-root
+
+# data/sample made again with today's code: every study --quick and the client comparison (several minutes).
+sample: $(STAMP)
+	$(PY) -m objperf.studies.sample data/sample
 
 bench: $(STAMP)
 	$(VENV)/bin/nox -s bench

@@ -77,7 +77,8 @@ def build_parser():
                         "(repeatable)")
     add_connection_args(p)
     p.add_argument("--other-url", help="ceiling-proof: an unrelated http(s) URL to read beside the store")
-    p.add_argument("--replicas", type=positive_int, default=8, help="hot-object: replica count (default 8)")
+    p.add_argument("--replicas", type=positive_int, default=8,
+                   help="hot-object: the most replicas the sweep of 2, 4, 8 … tries (default 8)")
     p.add_argument("--replica-buckets", action="store_true",
                    help="hot-object: put replicas in separate buckets (for a per-bucket throttle)")
     p.add_argument("--throttle", type=positive_int, default=8,
@@ -149,6 +150,14 @@ def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
     return 0 if outcome.status == "complete" else EXIT_ERROR
 
 
+QUICK_OBJECT_SIZE = 32 << 20
+
+
+def quick_duration(name: str) -> float:
+    """Seconds per step of a --quick study."""
+    return 4.0 if name == "sustained" else 1.0
+
+
 def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
               cluster=None) -> StudyOutcome:
     from objperf.studies.catalog import FIXED, STUDIES, StudyContext
@@ -157,12 +166,12 @@ def run_named(args, settings, bucket: str, prefix: str, invocation: Invocation, 
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")
     quick = args.quick
-    default_duration = (4.0 if quick else 600.0) if args.name == "sustained" else (1.0 if quick else 20.0)
+    default_duration = quick_duration(args.name) if quick else (600.0 if args.name == "sustained" else 20.0)
     ctx = StudyContext(settings=settings, bucket=bucket, prefix=prefix + WORKSPACE, quick=quick,
                        duration=args.duration or default_duration,
-                       object_size=args.object_size or ((32 << 20) if quick else (1 << 30)),
+                       object_size=args.object_size or (QUICK_OBJECT_SIZE if quick else (1 << 30)),
                        buckets=split_list(args.buckets), other_url=args.other_url,
-                       replicas=(4 if quick and args.replicas == 8 else args.replicas),
+                       replicas=args.replicas,
                        replica_buckets=args.replica_buckets, server=server, url_lifetime=args.url_lifetime,
                        cluster=cluster, say=invocation.say)
     ctx.threads = args.threads

@@ -31,6 +31,7 @@ FIGURES = {
     "bucket fanout bars": lambda: plots.grouped_bars(steps("bucket-fanout"), x="buckets", y="gbps", hue="direction"),
     "ttfb against size": lambda: plots.ttfb_against_size(steps("ttfb-size"), reference_ms=40),
     "hot object errors": lambda: plots.hot_object_errors(steps("hot-object"), threshold=128),
+    "replica cure": lambda: plots.replica_cure(steps("hot-object")),
     "sustained timeline": lambda: plots.sustained_timeline(load(SAMPLE / "sustained")),
     "timing runs": lambda: plots.timing_runs(load_published("s3_vs_r2_runs")),
 }

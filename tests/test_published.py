@@ -44,6 +44,15 @@ def test_published_bounds_are_marked_as_bounds():
     assert set(table["bound"]) <= {"max", "min", "exact"}
     bounds = table[table["bound"] == "max"]
     assert set(bounds["value"]) == {19, 30, 0.2}  # "both land under 19", "under $30", "within 0.2%"
+    assert set(table[table["bound"] == "min"]["value"]) == {50}  # "all pulled past 50 Gbps"
+    # a row that says it is a bound is marked as one, whatever its column says it in
+    said = table["metric"] + " " + table["unit"]
+    assert (table[said.str.contains("at least")]["bound"] == "min").all()
+    assert (table[said.str.contains("at most")]["bound"] == "max").all()
+    for sentence in table["sentence"].unique():  # "past 50 Gbps", "under $30": those values are bounds
+        for said_bound in re.findall(r"\b(?:past|under) \$?(\d+(?:\.\d+)?)", sentence):
+            matching = table[table["value"] == float(said_bound)]
+            assert (matching["bound"] != "exact").any(), (sentence, said_bound)
     context = table[table["figure"] == "context"].set_index("metric")["value"]
     assert (context["NIC link speed"], context["NICs in the box"], context["NICs used"]) == (100, 2, 1)
 

@@ -228,13 +228,17 @@ def seconds_to_full_concurrency(df: pd.DataFrame) -> float:
     return float(times[order][full[0]] - starts.min()) if len(full) else float("nan")
 
 
+TREND_MIN_BINS = 30  # a run shorter than this many full bins has no trend: its line would be noise
+
+
 def drift_line(df: pd.DataFrame, *, bin_s: float = 1.0) -> tuple[pd.DataFrame, float, float]:
     """The throughput timeline without its partial first and last bins, and the least-squares line through
-    it: (timeline, slope in Gbps per second, intercept in Gbps); NaNs when fewer than two bins remain."""
+    it: (timeline, slope in Gbps per second, intercept in Gbps); NaNs when fewer than ``TREND_MIN_BINS``
+    bins remain — a 4-second run has no trend to draw."""
     timeline = throughput_timeline(df, bin_s=bin_s)
     if len(timeline) > 2:
         timeline = timeline.iloc[1:-1]  # the first and last bins are partial
-    if len(timeline) < 2:
+    if len(timeline) < TREND_MIN_BINS:
         return timeline, float("nan"), float("nan")
     slope, intercept = np.polyfit(timeline["t_s"], timeline["gbps"], 1)
     return timeline, float(slope), float(intercept)
@@ -276,3 +280,14 @@ def client_means(df: pd.DataFrame, *, value: str = "seconds") -> pd.DataFrame:
     """Mean, spread and count of ``value`` per client, provider and operation."""
     grouped = df.groupby(["client", "provider", "operation"], observed=True)[value]
     return grouped.agg(mean="mean", std="std", runs="count").reset_index()
+
+
+CURED_SHARE = 0.01  # a hot object counts as cured once fewer than 1 % of its requests fail
+
+
+def replicas_that_cure(steps: pd.DataFrame, share: float = CURED_SHARE) -> int | None:
+    """The fewest replicas (a hot-object study's ``replicas`` steps, at its highest concurrency) whose share of
+    failed requests is under ``share``; None when no count tried cured it."""
+    tried = steps[steps["variant"] == "replicas"].groupby("replicas")["error_rate"].mean()
+    cured = tried[tried < share]
+    return int(cured.index.min()) if len(cured) else None

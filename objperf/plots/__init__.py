@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from objperf.analysis.stats import cut_rows, drift_line, first_byte_rows, throughput_timeline
+from objperf.analysis.stats import TREND_MIN_BINS, cut_rows, drift_line, first_byte_rows, throughput_timeline
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
@@ -87,9 +87,17 @@ def throughput_against_concurrency(steps: pd.DataFrame, *, ax=None, x: str = "co
 
 
 def part_size_curves(steps: pd.DataFrame, *, ax=None, title: str | None = None):
-    """Write throughput against concurrency, one line per part size."""
-    return throughput_against_concurrency(steps, ax=ax, hue="part_size", y="write_gbps",
-                             title=title or "Write throughput by part size")
+    """Write throughput against concurrency, one line per part size: the bytes the store acknowledged (parts
+    answered 2xx), never those sent.  A step in which no part was acknowledged (too short for one) is not
+    drawn, and the figure says how many there were."""
+    acknowledged = steps.dropna(subset=["write_acknowledged_gbps"])
+    ax = throughput_against_concurrency(acknowledged, ax=ax, hue="part_size", y="write_acknowledged_gbps",
+                                        title=title or "Write throughput by part size (acknowledged)")
+    missing = len(steps) - len(acknowledged)
+    if missing:
+        ax.text(0.02, 0.96, f"{missing} step(s) acknowledged no part (too short for one): not drawn",
+                transform=ax.transAxes, fontsize=8, va="top")
+    return ax
 
 
 BOUND_MARKS = {"max": "≤ ", "min": "≥ ", "exact": ""}
@@ -140,17 +148,43 @@ def ttfb_against_size(steps: pd.DataFrame, *, ax=None, reference_ms: float | Non
 
 
 def hot_object_errors(steps: pd.DataFrame, *, ax=None, threshold: float | None = None, title: str | None = None):
-    """Error rate (%) against concurrency on one hot object, single key against replicas; ``threshold``
-    marks a published throttling point."""
+    """Failed requests (%) against concurrency on one hot object (one key, no replica); ``threshold`` marks a
+    published throttling point."""
     ax = _axes(ax)
-    data = steps.assign(error_pct=steps["error_rate"] * 100)
-    sns.lineplot(data=data, x="concurrency", y="error_pct", hue="variant", marker="o", ax=ax)
+    single = steps[steps["variant"] == "single"] if "variant" in steps else steps
+    data = single.assign(error_pct=single["error_rate"] * 100)
+    sns.lineplot(data=data, x="concurrency", y="error_pct", marker="o", ax=ax, label="local, one key")
     if threshold is not None:
-        ax.axvline(threshold, color="grey", linestyle=":", label=f"published threshold {threshold:g}")
-        ax.legend()
+        ax.axvline(threshold, color="grey", linestyle=":", label=f"published: 503s above {threshold:g}")
     _log2_x(ax)
+    ax.legend(loc="upper left")
     ax.set(xlabel="concurrent requests on one range", ylabel="failed requests (%)", ylim=(0, 100),
-           title=title or "Hot object: errors with and without replicas")
+           title=title or "Hot object: failed requests against concurrency")
+    return ax
+
+
+def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
+    """Failed requests (%) against the number of replicas the hot load is spread over, at the study's highest
+    concurrency: the curve of the cure, the point where fewer than 1 % fail marked."""
+    from objperf.analysis.stats import CURED_SHARE, replicas_that_cure
+
+    ax = _axes(ax)
+    tried = steps[steps["variant"].isin(["single", "replicas"])]
+    hottest = tried[tried["variant"] == "replicas"]["concurrency"].max()
+    data = tried[tried["concurrency"] == hottest].assign(error_pct=lambda d: d["error_rate"] * 100)
+    sns.lineplot(data=data, x="replicas", y="error_pct", marker="o", ax=ax, label=f"local, {hottest:g} in flight")
+    ax.axhline(CURED_SHARE * 100, color="grey", linestyle=":", label=f"{CURED_SHARE:.0%} failed")
+    cure = replicas_that_cure(steps)
+    if cure is not None:
+        ax.annotate(f"cured at {cure} replicas", (cure, float(data[data["replicas"] == cure]["error_pct"].mean())),
+                    xytext=(0, 25), textcoords="offset points", ha="center", arrowprops={"arrowstyle": "->"})
+    else:
+        ax.text(0.98, 0.9, f"not cured by {int(data['replicas'].max())} replicas", transform=ax.transAxes,
+                ha="right")
+    _log2_x(ax)
+    ax.legend(loc="upper right")
+    ax.set(xlabel="replicas the hot object is spread over", ylabel="failed requests (%)", ylim=(0, 100),
+           title=title or "Hot object: the cure by replicas")
     return ax
 
 
@@ -158,10 +192,14 @@ def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: 
     """Throughput per second over a long run, with its linear trend (the drift)."""
     ax = throughput_over_time(df, ax=ax, bin_s=bin_s, title=title or "Sustained reads")
     inner, slope, intercept = drift_line(df, bin_s=bin_s)
-    if len(inner) > 1 and slope == slope:  # not NaN
+    if slope == slope:  # not NaN: the run is long enough to have a trend
         ax.plot(inner["t_s"], slope * inner["t_s"] + intercept, "--", color="C3",
                 label=f"drift {slope * 60:+.2f} Gbps/min")
-        ax.legend()
+        ax.legend(loc="lower left")
+    else:
+        ax.text(0.02, 0.04, f"no trend drawn: {len(inner) * bin_s:g} s of full bins, a trend needs "
+                            f"{TREND_MIN_BINS * bin_s:g} s",
+                transform=ax.transAxes, fontsize=8)
     return ax
 
 

@@ -278,31 +278,46 @@ def ttfb_size(ctx: StudyContext) -> list[Step]:
     return steps
 
 
+def replica_counts(cap: int) -> list[int]:
+    """The replica counts a hot-object study sweeps: 2, 4, 8 … up to ``cap`` (``cap`` itself the last)."""
+    counts, k = [], 2
+    while k < cap:
+        counts.append(k)
+        k *= 2
+    return counts + [max(2, cap)]
+
+
 def hot_object(ctx: StudyContext) -> list[Step]:
-    """Many concurrent requests on the same range of one object; then the same over K replicas."""
+    """Many concurrent requests on the same range of one object, at each concurrency; then, at the highest,
+    the same load spread over 2, 4, 8 … replicas up to ``--replicas``: the curve of the cure, where the 503
+    share falls under 1 % (``objperf.analysis.stats.replicas_that_cure``)."""
     size = _q(ctx, 256 << 10, 1 * MIB)
     key = ctx.key("hot-object/object")
-    replicas = max(2, ctx.replicas)
+    cap = max(2, ctx.replicas)
     if ctx.replica_buckets:
         # A per-bucket throttle (the local server's) is cured by replicas in other buckets.
-        buckets = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, replicas)]
-        for bucket in buckets:
+        places = [(ctx.bucket if i == 0 else f"{ctx.bucket}-hot{i}", key) for i in range(cap)]
+        for bucket in {b for b, _ in places}:
             ctx.client.create_bucket(bucket)
-            ctx.ensure_object(bucket, key, size)
-        spread = ctx.target([key], buckets=buckets)
     else:
         # A per-object throttle (R2's) is cured by replicas under other keys of the same bucket.
-        names = [key] + [ctx.key(f"hot-object/replica-{i}") for i in range(1, replicas)]
-        for name in names:
-            ctx.ensure_object(ctx.bucket, name, size)
-        spread = ctx.target(names)
-    single = ctx.target([key])
+        places = [(ctx.bucket, key if i == 0 else ctx.key(f"hot-object/replica-{i}")) for i in range(cap)]
+    for bucket, name in places:
+        ctx.ensure_object(bucket, name, size)
+
+    def spread(count: int) -> ReadSource:
+        chosen = places[:count]
+        if ctx.replica_buckets:
+            return ctx.target([key], buckets=[b for b, _ in chosen])
+        return ctx.target([name for _, name in chosen])
+
     grid = ctx.grid("concurrency", [16, 48], [16, 32, 64, 128, 256, 512, 1024, 2048])
-    steps = []
-    for variant, target in (("single", single), (f"{replicas} replicas", spread)):
-        for c in grid:
-            steps.append(ctx.read_step({"variant": variant, "concurrency": c}, target, concurrency=c,
-                                       range_size=size, duration=_q(ctx, 1.5, ctx.duration)))
+    duration = _q(ctx, 1.5, ctx.duration)
+    steps = [ctx.read_step({"variant": "single", "replicas": 1, "concurrency": c}, spread(1), concurrency=c,
+                           range_size=size, duration=duration) for c in grid]
+    hottest = max(grid)
+    steps += [ctx.read_step({"variant": "replicas", "replicas": k, "concurrency": hottest}, spread(k),
+                            concurrency=hottest, range_size=size, duration=duration) for k in replica_counts(cap)]
     return steps
 
 

@@ -70,6 +70,14 @@ def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
     return expanded(steps, "hosts", hosts, lambda step, count: functools.partial(step.run, hosts=count))
 
 
+# What every step of every study records beside its grid values, in this order (tests/test_sample.py holds the
+# shipped sample to it).
+STEP_RESULTS = ("requests", "errors", "error_rate", "error_codes", "gbps", "read_gbps", "write_gbps", "steady_gbps",
+                "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p99", "rtt_ms", "ttfb_over_rtt", "write_acknowledged_gbps",
+                "seconds_to_full_concurrency", "nic_rx_gbps", "nic_tx_gbps", "client_cores_busy",
+                "client_cpu_s_per_gib")
+
+
 def step_results(rows: pd.DataFrame, summary: dict) -> dict:
     """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
     from objperf.analysis.stats import (
@@ -89,7 +97,7 @@ def step_results(rows: pd.DataFrame, summary: dict) -> dict:
     finished = int(len(data) - cut_rows(data).sum())
     codes = failed["s3_error"].astype(str).where(failed["s3_error"].astype(str) != "",
                                                  "HTTP " + failed["status"].astype(str))
-    return {
+    results = {
         "requests": int(len(data)),
         "errors": int(failing.sum()),
         "error_rate": float(failing.sum() / finished) if finished else float("nan"),
@@ -103,13 +111,25 @@ def step_results(rows: pd.DataFrame, summary: dict) -> dict:
         "ttfb_ms_p99": float(np.percentile(gets["ttfb_s"] * 1000, 99)) if len(gets) else float("nan"),
         "rtt_ms": summary.get("rtt_ms", float("nan")),
         "ttfb_over_rtt": summary.get("ttfb_over_rtt", float("nan")),
-        "write_acknowledged_gbps": summary["directions"].get("write", {}).get("acknowledged_gbps", 0.0),
+        # NaN, not 0, where no part was acknowledged: a step too short for one measured nothing
+        "write_acknowledged_gbps": acknowledged_gbps(summary),
         "seconds_to_full_concurrency": seconds_to_full_concurrency(data) if len(data) else float("nan"),
         "nic_rx_gbps": evidence.get("nic_rx_bytes", 0) * 8 / wall / 1e9,
         "nic_tx_gbps": evidence.get("nic_tx_bytes", 0) * 8 / wall / 1e9,
         "client_cores_busy": evidence.get("client_cores_busy", float("nan")),
         "client_cpu_s_per_gib": summary["client_cpu_s_per_gib"],
     }
+    assert tuple(results) == STEP_RESULTS
+    return results
+
+
+def acknowledged_gbps(summary: dict) -> float:
+    """The write throughput the store acknowledged; NaN for a step that wrote but had no part acknowledged, and
+    0.0 for one that did not write."""
+    write = summary["directions"].get("write")
+    if not write:
+        return 0.0
+    return write["acknowledged_gbps"] if write.get("acknowledged_bytes") else float("nan")
 
 
 def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1, parameters: dict | None = None,
