@@ -385,6 +385,8 @@ def check_target_flags(args) -> None:
     starts."""
     given = [flag for name, (flag, unset) in TARGET_FLAGS.items() if getattr(args, name, unset) != unset]
     url = getattr(args, "url", None) or ""
+    if url and not url.startswith(("s3://", "http://", "https://")):
+        return  # not a URL objperf reads at all: its own check says so
     if given and not url.startswith("s3://"):
         what = f"the URL {url!r} is not an s3:// URL" if url else "no s3://BUCKET/… URL was given"
         raise UsageError(f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} a store, but {what}: give "

@@ -77,8 +77,8 @@ def build_parser():
                         "(repeatable)")
     add_connection_args(p)
     p.add_argument("--other-url", help="ceiling-proof: an unrelated http(s) URL to read beside the store")
-    p.add_argument("--replicas", type=positive_int, default=8,
-                   help="hot-object: the most replicas the sweep of 2, 4, 8 … tries (default 8)")
+    p.add_argument("--replicas", type=positive_int, default=32,
+                   help="hot-object: the most replicas the sweep of 2, 4, 8 … tries (default 32)")
     p.add_argument("--replica-buckets", action="store_true",
                    help="hot-object: put replicas in separate buckets (for a per-bucket throttle)")
     p.add_argument("--throttle", type=positive_int, default=8,
@@ -144,6 +144,14 @@ def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
     table = outcome.steps
     columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.name == "hot-object" and "replicas" in table:
+        from objperf.analysis.stats import CURED_SHARE, replicas_that_cure
+
+        cure = replicas_that_cure(table)
+        tried = int(table["replicas"].max())
+        invocation.say(f"hot object: fewer than {CURED_SHARE:.0%} of requests failed from {cure} replicas on"
+                       if cure is not None else
+                       f"hot object: not cured by {tried} replicas (--replicas raises the sweep's cap)")
     invocation.say(f"study dataset {outcome.path} ({outcome.status})")
     if outcome.status == "interrupted":
         return interrupted_exit()

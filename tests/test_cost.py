@@ -78,3 +78,20 @@ def test_a_runs_summary_has_a_cost_section(store, tmp_path):
     assert "cost wasabi" in text.stdout and "check them against https://wasabi.com/pricing" in text.stdout
     bad = run_cli("objperf", "fetch", "--price", "acme", env=store.env())
     assert bad.returncode == 2 and "the price tables know aws-s3" in bad.stderr
+
+
+def test_a_whole_benchmark_counts_reads_as_egress_and_uploads_as_free():
+    from objperf.analysis.cost import benchmark_cost
+
+    tib = 1 << 40
+    common = {"range_size": 8 << 20, "part_size": 32 << 20, "stored_bytes": 64 << 30, "hours": 2.0}
+    uploads = benchmark_cost("aws-s3", read_bytes=0, written_bytes=10 * tib, **common)
+    assert uploads["egress_usd"] == 0 and uploads["class_a_usd"] > 0
+    reads = benchmark_cost("aws-s3", read_bytes=10 * tib, written_bytes=0, **common)
+    assert reads["egress_usd"] > 500 and reads["class_a_usd"] == 0
+    half = benchmark_cost("aws-s3", read_bytes=5 * tib, written_bytes=5 * tib, **common)
+    assert half["egress_usd"] < reads["egress_usd"] / 1.9  # the first band is the dearest
+    for result in (uploads, reads, half):
+        items = sum(v for k, v in result.items() if k.endswith("_usd"))
+        assert abs(result["usd"] - items) < 1e-9 and "check them" in result["prices"]
+    assert benchmark_cost("r2", read_bytes=10 * tib, written_bytes=0, **common)["egress_usd"] == 0

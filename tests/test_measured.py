@@ -196,3 +196,29 @@ def test_http2_streams_share_a_connection_and_the_summary_counts_both(nginx_h2, 
     text = run_cli("objperf.fetch", url, "--http", "2", "-c", "16", "--threads", "1", "--range-size", "256KiB",
                    "--requests", "64", "--ca-bundle", ca, "--no-save", timeout=60).stdout
     assert "1 opened; 64 requests went over HTTP/2, 64.0 streams a connection" in text
+
+
+@pytest.mark.parametrize("wall_s, warned", [(0.5, False), (10.0, True)])
+def test_the_cpu_bound_warning_needs_a_run_long_enough_to_say(wall_s, warned):
+    from objperf.run.sampler import Sampler
+
+    sampler = Sampler()
+    busy = 2.0 * wall_s  # every core of a 2-core box, all the run long
+    sampler._cpu = [(0.0, "process", 0.0, 0.0, 0.0), (wall_s, "process", busy, 0.0, 0.0)]
+    evidence = sampler.evidence({}, wall_s, engine_threads=1)
+    assert evidence["client_cpu_bound"] is warned
+
+
+def test_the_objects_line_accounts_for_every_upload_opened(store, tmp_path):
+    from objperf import load
+
+    out = tmp_path / "m"
+    done = run_cli("objperf.mixed", f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
+                   "--duration", "2s", "--object-size", "40MiB", "--part-size", "5MiB", "--write-concurrency", "8",
+                   "--read-concurrency", "2", "--json", "--out", str(out), env=store.env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = strict_json(done.stdout)
+    rows = load(out)
+    opened = int(((rows["op"] == "CREATE_MPU") & (rows["status"] == 200)).sum())
+    accounted = sum(summary[k] for k in ("objects_written", "objects_failed", "objects_cut", "objects_unstarted"))
+    assert opened == accounted, (opened, {k: v for k, v in summary.items() if k.startswith("objects")})

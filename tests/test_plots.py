@@ -90,7 +90,24 @@ def test_a_runs_figures_carry_its_context_its_percentiles_and_its_end():
                           "bytes": 1 << 20, "status": 206, "op": "GET",
                           "curl_code": [0] * 97 + [42] * 3})
     ttfb = plots.ttfb_distribution(frame)
-    marks = [text.get_text() for text in ttfb.texts]
+    marks = [text.get_text() for text in ttfb.texts if text.get_gid() != plots.NOTE]
+    notes = [text.get_text() for text in ttfb.texts if text.get_gid() == plots.NOTE]
+    assert notes == ["100 GETs with a first byte, of a 10.0 s run, 100 requests"]  # 3 of them cut after it
     assert [m.split()[0] for m in marks] == ["p50", "p90", "p99"] and all(m.endswith(" ms") for m in marks)
     timeline = plots.throughput_over_time(frame)
     assert "3 requests cut in flight" in timeline.get_legend().get_texts()[0].get_text()
+
+
+def test_a_published_bound_beside_local_bars_is_drawn_as_a_bound():
+    import pandas as pd
+
+    local = pd.DataFrame({"client": ["objperf", "s5cmd"], "gbps": [5.0, 3.0]})
+    published = pd.DataFrame({"client": ["s5cmd", "warp", "every loader"], "gbps": [51.2, 54.2, 50.0],
+                              "bound": ["exact", "exact", "min"]})
+    ax = plots.grouped_bars(plots.beside_published(local, published, x="client"), x="client", y="gbps",
+                            hue="source", bound="bound")
+    bars = [bar for container in ax.containers for bar in container]
+    hatched = [round(bar.get_height(), 1) for bar in bars if bar.get_hatch()]
+    assert hatched == [50.0]  # the bound, and only it, whatever bars seaborn left out
+    texts = [t.get_text() for t in ax.texts]
+    assert "≥ 50.00" in texts and "51.20" in texts and "5.00" in texts

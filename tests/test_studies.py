@@ -18,7 +18,7 @@ GRIDS = {
     "mixed": ("mode", ["reads", "writes", "both"]),
     "sustained": ("minutes", [round(4 / 60, 3)]),
     "ttfb-size": ("object_size", [1 << 10, 64 << 10, 1 << 20, 8 << 20]),
-    "hot-object": ("concurrency", [16, 48, 16, 48]),
+    "hot-object": ("replicas", [1, 1, 2, 4, 8, 16, 32]),
     "ceiling-proof": ("streams", ["store alone", "store + other HTTP"]),
     "client-cpu": ("threads", [1, 2]),
 }
@@ -33,7 +33,7 @@ def run_study(name, out, *extra):
 @pytest.mark.parametrize("name", sorted(GRIDS))
 def test_quick_study_holds_its_grid(name, tmp_path):
     out = tmp_path / name
-    run_study(name, out)
+    proc = run_study(name, out)
     column, values = GRIDS[name]
     steps = load_steps(out)
     assert list(steps[column]) == values
@@ -45,9 +45,15 @@ def test_quick_study_holds_its_grid(name, tmp_path):
     assert {"nic", "cpu"} <= set(load_samples(out))
     if name == "hot-object":
         single = steps[steps["variant"] == "single"].set_index("concurrency")["error_rate"]
-        spread = steps[steps["variant"] != "single"].set_index("concurrency")["error_rate"]
+        spread = steps[steps["variant"] == "replicas"].set_index("replicas")["error_rate"]
+        assert list(single.index) == [16, 48] and (steps[steps["variant"] == "replicas"]["concurrency"] == 48).all()
         assert (single > 0.2).all()  # real 503s from the server's throttle
-        assert (spread < single).all()  # replicas in other buckets share the load
+        assert spread.iloc[-1] < 0.01 < single.max()  # enough replicas (in other buckets) cure it
+        from objperf.analysis.stats import replicas_that_cure
+
+        cure = replicas_that_cure(steps)
+        assert cure is not None and spread[cure] < 0.01 and (spread[spread.index < cure] >= 0.01).all()
+        assert f"fewer than 1% of requests failed from {cure} replicas on" in proc.stderr
         # Each 503 names its S3 error code; one cut mid-body when its step's time was up has none yet.
         codes = rows.loc[(rows["status"] == 503) & (rows["curl_code"] == 0), "s3_error"].unique()
         assert len(codes) == 1 and codes[0] != ""

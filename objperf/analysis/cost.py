@@ -121,3 +121,27 @@ def cost_per_tib(sizes: list[int], providers_: list[str] | None = None, *, direc
                 usd = requests * first_price(provider, "class_a") / 1e6
             rows.append({"provider": provider, "size": size, "direction": direction, "usd_per_tib": usd})
     return pd.DataFrame(rows)
+
+
+HOURS_A_MONTH = 730.0  # providers prorate GB-months by the hour over a 730-hour month
+
+
+def benchmark_cost(provider: str, *, read_bytes: float, written_bytes: float, range_size: int, part_size: int,
+                   stored_bytes: float, hours: float) -> dict:
+    """What a whole benchmark costs on ``provider``'s list prices, item by item: its GETs (one class B request a
+    range) and part uploads (one class A request a part, plus a create and a complete an object of 8 parts),
+    the bytes read as egress (written bytes come in free everywhere listed), and ``stored_bytes`` kept for
+    ``hours``.  Not the egress of every byte moved: an upload is not egress."""
+    gets = read_bytes / range_size
+    parts = written_bytes / part_size
+    items = {
+        "class_b_usd": banded(provider, "class_b", gets / 1e6),
+        "class_a_usd": banded(provider, "class_a", parts * (1 + 2 / 8) / 1e6),
+        "egress_usd": banded(provider, "egress", read_bytes / GB),
+        "retrieval_usd": banded(provider, "retrieval", read_bytes / GB),
+        "storage_usd": banded(provider, "storage", stored_bytes / GB) * hours / HOURS_A_MONTH,
+    }
+    rows = _prices(provider, "storage")
+    return {"provider": provider, **items, "usd": sum(items.values()),
+            "prices": f"list prices read {rows['read_on'].iloc[0] if len(rows) else '?'}, from "
+                      f"{rows['source_url'].iloc[0] if len(rows) else 'the provider'}: check them"}

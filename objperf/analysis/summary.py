@@ -295,8 +295,10 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
     if "objects_written" in s:
         aborted = "; every upload not completed was aborted" if not s.get("uploads_left_open") else \
             f"; {len(s['uploads_left_open']):,} upload(s) the store did not abort, below"
+        unstarted = f", {s['objects_unstarted']:,} opened and aborted before any part was sent" \
+            if s.get("objects_unstarted") else ""
         rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
-                                f"{s['objects_cut']:,} cut short when the run ended{aborted}"))
+                                f"{s['objects_cut']:,} cut short when the run ended{unstarted}{aborted}"))
     if "read" in s.get("directions", {"read": None}):
         rtt = s.get("rtt_ms", float("nan"))
         rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "

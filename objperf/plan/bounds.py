@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from objperf.errors import UsageError
 
-MAX_CONCURRENCY = 1 << 20  # requests in flight: each is a socket, far past any open-file limit
+MAX_CONCURRENCY = 1 << 24  # requests in flight: each a socket; the kernel's open-file limit is checked later
 MAX_THREADS = 1024
 MAX_KEYS = 1 << 40  # keys are named as they are used: none is held before its first request
 MAX_COUNT = 1 << 62  # requests and bytes budgets (int64 in the engine)

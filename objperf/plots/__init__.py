@@ -22,6 +22,30 @@ def _axes(ax, size=(7, 4)):
     return ax
 
 
+NOTE = "objperf-note"  # the gid of a figure's small print
+
+
+def _note(ax, text: str) -> None:
+    """What a figure was drawn from (run length, how many requests or steps), in small print under its plot."""
+    ax.annotate(text, (1.0, 0.0), xycoords="axes fraction", xytext=(0, -28), textcoords="offset points",
+                ha="right", va="top", fontsize=7, color="dimgrey", gid=NOTE)
+
+
+def run_note(df: pd.DataFrame) -> str:
+    """'a 20.0 s run, 1,234 requests' (several runs: 'N runs, …') of rows."""
+    if not len(df) or "t_start" not in df:
+        return f"{len(df):,} rows"
+    span = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
+    runs = df["run_id"].nunique() if "run_id" in df else 1
+    return (f"{runs} runs over {span:.1f} s" if runs > 1 else f"a {span:.1f} s run") + f", {len(df):,} requests"
+
+
+def steps_note(steps: pd.DataFrame) -> str:
+    """'6 steps, 1,234 requests' of a study's steps."""
+    requests = int(steps["requests"].sum()) if "requests" in steps else None
+    return f"{len(steps)} steps" + (f", {requests:,} requests" if requests is not None else "")
+
+
 def _log2_x(ax) -> None:
     from matplotlib.ticker import FuncFormatter
 
@@ -42,6 +66,8 @@ def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: 
     in flight, a line marks that end, so the last, partial bin's drop is explained."""
     ax = _axes(ax)
     per_interval = "t_start" not in df.columns and {"t_s", "gbps"} <= set(df.columns)  # an imported timeline
+    if per_interval and hue is None and "phase" in df and df["phase"].nunique() > 1:
+        hue = "phase"  # an elbencho timeline's phases each start at 0 s: drawn apart, never mixed into one line
     timeline = df if per_interval else throughput_timeline(df, bin_s=bin_s, by=hue)
     sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
     cut = int(cut_rows(df).sum()) if len(df) and not per_interval else 0
@@ -52,6 +78,7 @@ def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: 
         ax.legend()
     ax.set(xlabel="time since start (s)", ylabel="throughput (Gbps)", ylim=(0, None),
            title=title or "Throughput over time")
+    _note(ax, f"{len(df):,} intervals" if per_interval else run_note(df))
     return ax
 
 
@@ -68,6 +95,7 @@ def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, titl
             ax.annotate(f"p{q:g} {value:.1f} ms", (value, q / 100), xytext=(4, -10), textcoords="offset points",
                         fontsize=8)
     ax.set(xlabel="time to first byte (ms)", ylabel="share of requests", title=title or "Time to first byte")
+    _note(ax, f"{len(ok):,} GETs with a first byte, of {run_note(df)}")
     return ax
 
 
@@ -83,6 +111,9 @@ def throughput_against_concurrency(steps: pd.DataFrame, *, ax=None, x: str = "co
         _log2_x(ax)
     ax.set(xlabel=f"{x.replace('_', ' ')} (requests in flight)" if x == "concurrency" else x.replace("_", " "),
            ylabel="throughput (Gbps)", ylim=(0, None), title=title or "Throughput against concurrency")
+    if hue:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title=hue.replace("_", " "))
+    _note(ax, steps_note(steps))
     return ax
 
 
@@ -106,22 +137,44 @@ BOUND_MARKS = {"max": "≤ ", "min": "≥ ", "exact": ""}
 def grouped_bars(steps: pd.DataFrame, *, ax=None, x: str, y: str = "steady_gbps", hue: str | None = None,
                  ylabel: str = "throughput (Gbps)", title: str | None = None, bound: str | None = None):
     """Bars of ``y`` per ``x`` (and ``hue``): IPv4/IPv6, key and bucket fan-out, mixed, load generators.
-    ``bound`` names a column saying which values are published bounds (``max``: "under 19 Gbps", ``min``)
-    rather than figures: those bars are hatched and pale, their labels read "≤ 19"."""
+    ``bound`` names a column saying which values are published bounds (``max``: "under 19 Gbps", ``min``: "past
+    50 Gbps") rather than figures: those bars are hatched and pale, their labels read "≤ 19" or "≥ 50"."""
     ax = _axes(ax)
-    sns.barplot(data=steps, x=x, y=y, hue=hue, ax=ax, errorbar=("pi", 100))
+    order = list(dict.fromkeys(steps[x]))
+    hue_order = list(dict.fromkeys(steps[hue])) if hue else None
+    sns.barplot(data=steps, x=x, y=y, hue=hue, order=order, hue_order=hue_order, ax=ax, errorbar=("pi", 100))
     ax.set(xlabel=x.replace("_", " "), ylabel=ylabel,
            title=title or f"{ylabel.split(' (')[0].capitalize()} by {x.replace('_', ' ')}")
-    kinds = list(steps[bound]) if bound and hue is None else []
-    for container in ax.containers:
-        labels = [f"{BOUND_MARKS.get(kinds[i] if i < len(kinds) else 'exact', '')}{bar.get_height():.2f}"
-                  for i, bar in enumerate(container)]
-        for i, bar in enumerate(container):
-            if i < len(kinds) and kinds[i] in ("max", "min"):
+    kind_of: dict = {}
+    if bound:
+        for row in steps.itertuples(index=False):
+            kind_of[(getattr(row, x), getattr(row, hue) if hue else None)] = getattr(row, bound)
+    # seaborn draws one container per hue level, in hue_order, and leaves out the bars of missing (x, hue) pairs:
+    # a bar's category is where it stands, not its place in the container
+    for level, container in zip(hue_order or [None], ax.containers):
+        kinds = [kind_of.get((order[min(len(order) - 1, max(0, round(bar.get_x() + bar.get_width() / 2)))], level),
+                             "exact") for bar in container]
+        for bar, kind in zip(container, kinds):
+            if kind in ("max", "min"):
                 bar.set_hatch("//")
                 bar.set_alpha(0.45)
+        labels = ["" if bar.get_height() != bar.get_height() else f"{BOUND_MARKS.get(kind, '')}{bar.get_height():.2f}"
+                  for bar, kind in zip(container, kinds)]
         ax.bar_label(container, labels=labels, fontsize=8)
+    if hue:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title=hue.replace("_", " "))
     return ax
+
+
+def beside_published(local: pd.DataFrame, published: pd.DataFrame, *, x: str, y: str = "gbps",
+                     local_label: str = "local", published_label: str = "published (R2)") -> pd.DataFrame:
+    """One tidy table of local figures and the published ones they answer to, for ``grouped_bars(...,
+    hue="source", bound="bound")``: both on the same axes, a published bound drawn as a bound.  ``local`` and
+    ``published`` each have ``x`` and ``y``; ``published`` its ``bound`` (``exact``, ``max``, ``min``)."""
+    mine = local[[x, y]].assign(source=local_label, bound="exact")
+    theirs = published[[x, y]].assign(source=published_label,
+                                      bound=published["bound"] if "bound" in published else "exact")
+    return pd.concat([mine, theirs], ignore_index=True)
 
 
 def ttfb_against_size(steps: pd.DataFrame, *, ax=None, reference_ms: float | None = None,
@@ -188,18 +241,23 @@ def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
     return ax
 
 
-def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: str | None = None):
-    """Throughput per second over a long run, with its linear trend (the drift)."""
+def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: str | None = None,
+                       published_gbps: float | None = None, published_label: str = "published (R2)"):
+    """Throughput per second over a long run, with its linear trend (the drift) when the run is long enough to
+    have one; ``published_gbps`` draws a published sustained rate on the same axes."""
     ax = throughput_over_time(df, ax=ax, bin_s=bin_s, title=title or "Sustained reads")
+    if published_gbps is not None:
+        ax.axhline(published_gbps, color="grey", linestyle=":", label=f"{published_label}: {published_gbps:g} Gbps")
+        ax.set_ylim(0, max(ax.get_ylim()[1], published_gbps * 1.1))
     inner, slope, intercept = drift_line(df, bin_s=bin_s)
     if slope == slope:  # not NaN: the run is long enough to have a trend
         ax.plot(inner["t_s"], slope * inner["t_s"] + intercept, "--", color="C3",
                 label=f"drift {slope * 60:+.2f} Gbps/min")
-        ax.legend(loc="lower left")
     else:
         ax.text(0.02, 0.04, f"no trend drawn: {len(inner) * bin_s:g} s of full bins, a trend needs "
-                            f"{TREND_MIN_BINS * bin_s:g} s",
-                transform=ax.transAxes, fontsize=8)
+                            f"{TREND_MIN_BINS * bin_s:g} s", transform=ax.transAxes, fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
     return ax
 
 

@@ -19,6 +19,9 @@ NIC_COLUMNS = ("t", "iface", "rx_bytes", "tx_bytes")
 CPU_COLUMNS = ("t", "cpu", "user_s", "system_s", "idle_s")
 # Below this many body bytes, headers and other traffic outweigh them: NIC against app says nothing.
 COMPARED_FROM_BYTES = 1 << 20
+# A run shorter than this is mostly its start (imports, a server's first answers): its CPU says nothing of
+# whether the client held the throughput back.
+CPU_BOUND_FROM_S = 3.0
 
 
 def read_nics() -> dict[str, tuple[int, int]]:
@@ -118,7 +121,7 @@ class Sampler:
             cores = os.cpu_count() or 1
             usable = min(engine_threads + 1, cores)
             report["client_cores_busy"] = used / wall_s
-            report["client_cpu_bound"] = bool(used / wall_s >= 0.85 * usable)
+            report["client_cpu_bound"] = bool(wall_s >= CPU_BOUND_FROM_S and used / wall_s >= 0.85 * usable)
             busy = []
             for core in sorted(set(cpu["cpu"][~process].tolist())):
                 mine = cpu["cpu"] == core

@@ -110,6 +110,7 @@ class Uploader:
         self.written: list[Upload] = []
         self.failed_objects = 0
         self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
+        self.unstarted_objects = 0  # opened, then aborted as the run ended before any part of theirs was sent
         self.left_open: list[str] = []  # uploads whose abort the store did not take: the user's to abort
         self.deadline = 0.0
         self.stopping = False
@@ -177,6 +178,7 @@ class Uploader:
             started = upload.submitted > 0
             upload.in_flight = 0
             aborts.append((upload, not interrupted and started, started))
+            self.unstarted_objects += not started and upload.upload_id is not None
         self._abort_all(aborts)
 
     def _end_on_time(self) -> None:
@@ -199,6 +201,7 @@ class Uploader:
                 self._complete(upload)
             if upload.index in self.open:  # not completed
                 aborts.append((upload, upload.failed, started))
+                self.unstarted_objects += not (upload.failed or started) and upload.upload_id is not None
         self._abort_all(aborts)
 
     def _abort_unanswered_create(self, upload: Upload, *, count: bool = True) -> None:
@@ -423,7 +426,8 @@ class Uploader:
 
     def summary(self) -> dict:
         return {"objects_written": len(self.written), "objects_failed": self.failed_objects,
-                "objects_cut": self.cut_objects, "uploads_left_open": self.left_open,
+                "objects_cut": self.cut_objects, "objects_unstarted": self.unstarted_objects,
+                "uploads_left_open": self.left_open,
                 "written": sorted({f"s3://{u.bucket}/{u.key}" for u in self.written})[:1000]}
 
     def verify(self) -> str:
