@@ -16,7 +16,7 @@ FIGURE_NOTEBOOKS = sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.
 
 
 def test_there_is_a_notebook_per_figure_family():
-    assert len(FIGURE_NOTEBOOKS) == 6
+    assert len(FIGURE_NOTEBOOKS) == 9
 
 
 @pytest.mark.parametrize("path", FIGURE_NOTEBOOKS, ids=lambda p: p.stem)

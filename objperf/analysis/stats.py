@@ -48,19 +48,21 @@ def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, 
     return ramp_sum(starts) - ramp_sum(ends)
 
 
-def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None = None) -> pd.DataFrame:
-    """Gbps per time bin (``t_s`` from the first request's start), optionally per group ``by``.
+def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None = None,
+                        aligned: bool = False) -> pd.DataFrame:
+    """Gbps per time bin (``t_s`` from the first request's start), optionally per group ``by``; ``aligned``:
+    each group's ``t_s`` from its own first start (runs made one after another, overlaid).
 
     A request's bytes are spread between its first byte (``t_start + ttfb_s``) and its last
     (``t_start + total_s``), so long transfers count in every bin they span."""
     if df.empty:
         return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
-    t0 = float(df["t_start"].min())
     groups = df.groupby(by, observed=True) if by else [(None, df)]
     frames = []
-    end = float((df["t_start"] + df["total_s"]).max()) - t0
-    edges = np.arange(0.0, end + bin_s, bin_s)
     for name, part in groups:
+        t0 = float((part if aligned else df)["t_start"].min())
+        end = float(((part if aligned else df)["t_start"] + (part if aligned else df)["total_s"]).max()) - t0
+        edges = np.arange(0.0, end + bin_s, bin_s)
         starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
         ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
         cumulative = _cumulative_bytes(starts, ends, part["bytes"].to_numpy(float), edges)

@@ -27,7 +27,7 @@ NOTE = "objperf-note"  # the gid of a figure's small print
 
 def _note(ax, text: str) -> None:
     """What a figure was drawn from (run length, how many requests or steps), in small print under its plot."""
-    ax.annotate(text, (1.0, 0.0), xycoords="axes fraction", xytext=(0, -28), textcoords="offset points",
+    ax.annotate(text, (1.0, 0.0), xycoords="axes fraction", xytext=(0, -40), textcoords="offset points",
                 ha="right", va="top", fontsize=7, color="dimgrey", gid=NOTE)
 
 
@@ -61,17 +61,18 @@ def size_label(n: float) -> str:
 
 
 def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: str | None = None,
-                         title: str | None = None):
-    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value).  Where the run's end cut requests
-    in flight, a line marks that end, so the last, partial bin's drop is explained."""
+                         title: str | None = None, aligned: bool = False):
+    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value; ``aligned``: each from its own start,
+    for runs made one after another).  Where the run's end cut requests in flight, a line marks that end, so the
+    last, partial bin's drop is explained."""
     ax = _axes(ax)
     per_interval = "t_start" not in df.columns and {"t_s", "gbps"} <= set(df.columns)  # an imported timeline
     if per_interval and hue is None and "phase" in df and df["phase"].nunique() > 1:
         hue = "phase"  # an elbencho timeline's phases each start at 0 s: drawn apart, never mixed into one line
-    timeline = df if per_interval else throughput_timeline(df, bin_s=bin_s, by=hue)
+    timeline = df if per_interval else throughput_timeline(df, bin_s=bin_s, by=hue, aligned=aligned)
     sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
     cut = int(cut_rows(df).sum()) if len(df) and not per_interval else 0
-    if cut:
+    if cut and not aligned:
         end = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
         ax.axvline(end, color="grey", linestyle=":",
                    label=f"run ended: {cut} request{'s' if cut > 1 else ''} cut in flight")
