@@ -26,6 +26,7 @@ Modes (``MODES`` holds them all):
 - ``head-says-zero``: HEAD says 0 bytes; GET sends ``size`` bytes.
 - ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
 - ``get-stall``: every GET is taken and never answered (until the server stops).
+- ``not-http``: every GET is answered with bytes and no HTTP status line (HTTP/0.9, or no HTTP at all).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MODES = (
     "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
+    "not-http",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -209,6 +211,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         h.count("GET")
         if h.mode == "get-stall":
             h.stopping.wait()
+            return
+        if h.mode == "not-http":
+            self._write(b"this is not an HTTP answer\r\n")
+            self.close_connection = True
             return
         if h.mode == "ansi-error":
             self._error(503, ANSI_CODE)

@@ -222,3 +222,13 @@ def test_the_objects_line_accounts_for_every_upload_opened(store, tmp_path):
     opened = int(((rows["op"] == "CREATE_MPU") & (rows["status"] == 200)).sum())
     accounted = sum(summary[k] for k in ("objects_written", "objects_failed", "objects_cut", "objects_unstarted"))
     assert opened == accounted, (opened, {k: v for k, v in summary.items() if k.startswith("objects")})
+
+
+def test_an_answer_that_is_not_http_is_named_so(tmp_path):
+    with HostileS3("not-http") as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint, "--requests",
+                       "3", "--no-save", env={**__import__("os").environ, "AWS_ACCESS_KEY_ID": "k",
+                                              "AWS_SECRET_ACCESS_KEY": "s", "AWS_CONFIG_FILE": "/nonexistent",
+                                              "AWS_DEFAULT_REGION": "us-east-1"}, timeout=60)
+    assert done.returncode == 1
+    assert "an answer that was not HTTP (no status line): 3" in done.stdout, done.stdout
