@@ -14,7 +14,7 @@ DEMO_OUT ?= data/demo
 # OpenStack Swift (a proxy with its S3 API, and an account, a container and an object server).
 COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common swift swift-proxy swift-object swift-container swift-account
 
-.PHONY: demo test test-compat compat-deps bench lab lint sample system-deps clean
+.PHONY: demo test test-fast test-compat compat-deps bench lab lint sample system-deps clean
 
 demo: $(STAMP)
 	rm -rf $(DEMO_OUT)
@@ -22,6 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The tests that start nothing (no server, command or kernel): under a minute.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not integration"
 
 # The core of the suite against SeaweedFS, Ceph's RADOS Gateway, Swift's S3 API and moto, each on loopback.
 test-compat: $(STAMP) compat-deps
@@ -32,9 +36,10 @@ compat-deps:
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
 
-# JupyterLab on the notebooks, on loopback only; it prints the URL (with its token) to open.
+# JupyterLab on the checkout (notebooks/ beside the runs/ a user just made), on loopback only; it prints the URL
+# (with its token) to open.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser --allow-root
+	$(VENV)/bin/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 --no-browser --allow-root
 
 # data/sample made again with today's code: every study --quick and the client comparison (several minutes).
 sample: $(STAMP)

@@ -35,6 +35,10 @@ class OneLineParser(argparse.ArgumentParser):
 
     raises = False
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # "--conc 4" is a typo to report, not --concurrency to guess
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # noqa: D401 - argparse's name
         if self.raises:
             raise UsageError(message)

@@ -5,6 +5,7 @@ seeded with objects whose bytes the tests can regenerate."""
 from __future__ import annotations
 
 import http.server
+import inspect
 import os
 import re
 import subprocess
@@ -166,3 +167,32 @@ def _close_figures():
     yield
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+# -- markers: which tests start something (a server, a command, a notebook kernel) and which are slow --------
+
+SERVER_FIXTURES = {"store", "own_server", "trickle_url", "small_disk", "serve", "runs", "dataset", "nginx_h2",
+                   "s3_env", "compat", "runs_dir"}
+STARTS_SOMETHING = ("run_cli(", "run_measured(", "HostileS3(", "subprocess.", "LocalSeaweed(", "api.",
+                    "run_compare(", "render(", "run_study(", "Popen(")
+SLOW_MODULES = {"test_studies", "test_cluster", "test_notebooks", "test_compare", "test_install"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """``integration``: the test starts a server, a command or a kernel (``make test-fast`` leaves them out);
+    ``slow``: a module of studies, clusters, notebooks or client comparisons; ``cluster``, ``compat``: theirs."""
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2]
+        try:
+            source = inspect.getsource(item.function)
+        except (OSError, TypeError):
+            source = ""
+        if SERVER_FIXTURES & set(item.fixturenames) or any(s in source for s in STARTS_SOMETHING) \
+                or module in SLOW_MODULES or "compat" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if module == "test_cluster":
+            item.add_marker(pytest.mark.cluster)
+        if "compat" in str(item.fspath):
+            item.add_marker(pytest.mark.compat)

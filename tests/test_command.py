@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import run_cli
 from objperf import load
 
@@ -88,3 +90,11 @@ def test_a_run_command_asks_for_arrows_lean_allocator_before_loading_it(trickle_
 
     assert probe({}) == {"MIMALLOC_ARENA_EAGER_COMMIT": "0", "MIMALLOC_PURGE_DELAY": "0"}
     assert probe({"MIMALLOC_PURGE_DELAY": "10"}) == {"MIMALLOC_ARENA_EAGER_COMMIT": "0", "MIMALLOC_PURGE_DELAY": "10"}
+
+
+@pytest.mark.parametrize("command, abbreviated", [(["fetch"], "--conc"), (["put"], "--part"),
+                                                  (["study", "mixed"], "--dur")])
+def test_abbreviated_flags_are_refused_not_guessed(command, abbreviated):
+    done = run_cli("objperf", *command, abbreviated, "4", timeout=60)
+    assert done.returncode == 2
+    assert f"unrecognized arguments: {abbreviated}" in done.stderr, done.stderr
