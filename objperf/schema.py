@@ -85,7 +85,8 @@ CUT_CURL_CODE = 42
 # names errors without loading the engine.
 CURL_ERRORS = {
     # libcurl says "Unsupported protocol" too of an answer with no HTTP status line (it refuses HTTP/0.9)
-    1: "Unsupported protocol, or an answer that was not HTTP (no status line)", 2: "Failed initialization", 3: "URL using bad/illegal format or missing URL",
+    1: "Unsupported protocol, or an answer that was not HTTP (no status line)", 2: "Failed initialization",
+    3: "URL using bad/illegal format or missing URL",
     5: "Couldn't resolve proxy name", 6: "Couldn't resolve host name", 7: "Couldn't connect to server",
     # objperf gives 8, 18 and 33 to answers that break the S3 contract (objperf._engine's held_to_contract)
     8: "Weird server reply (not an answer S3 gives: a part with no ETag, an upload with no UploadId)",
