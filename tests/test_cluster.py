@@ -7,6 +7,7 @@ import functools
 import os
 import signal
 import threading
+import time
 import zlib
 
 import pandas as pd
@@ -225,3 +226,28 @@ def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path)
     assert left == [f"{host_prefix('lost-put/', index)}kept-from-before.bin"]  # only what the run did not write
     assert store.client.list_keys(store.bucket, host_prefix("lost-put/", 1 - index)) == []  # the survivor's cleanup
     assert store.client.open_uploads(store.bucket, "lost-put/") == []
+
+
+@pytest.mark.timeout(120)
+def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, tmp_path):
+    """The run's task is pinned to the dead worker and never runs elsewhere: waiting for it to be ready took the
+    whole ready timeout (300 s) before."""
+    from objperf.cluster.connect import open_cluster, workers_present
+    from objperf.cluster.runner import run_on_cluster
+    from objperf.errors import RunFailed
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.jobs import ReadSource, read_job
+
+    job = functools.partial(read_job, ReadSource(f"s3://{store.bucket}/data/odd.bin", store.server.settings()),
+                            ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=2.0))
+    with open_cluster(None, 2, workers=None, wait_for=None, say=print) as cluster:
+        victim = cluster.hosts[1]
+        pid = cluster.client.run(os.getpid, workers=[victim.address])[victim.address]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while victim.address in workers_present(cluster.client) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = time.monotonic()
+        with pytest.raises(RunFailed, match=f"{victim.label} .*left the cluster before the run could start"):
+            run_on_cluster(cluster, job, kind="read", out=tmp_path / "run", target={}, workload={}, say=print)
+        assert time.monotonic() - started < 30

@@ -232,3 +232,22 @@ def test_an_answer_that_is_not_http_is_named_so(tmp_path):
                                               "AWS_DEFAULT_REGION": "us-east-1"}, timeout=60)
     assert done.returncode == 1
     assert "an answer that was not HTTP (no status line): 3" in done.stdout, done.stdout
+
+
+def test_a_start_gate_that_fails_ends_the_run_failed_with_its_reason(store, tmp_path):
+    """A cluster host whose start never comes (the driver gone): the run ends 'failed' saying why, not with an
+    AttributeError from a clock that never started."""
+    from objperf.errors import RunFailed
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.control import Control, controlled
+    from objperf.run.reads import run_read
+    from objperf.s3.target import resolve_read_target
+
+    def gate():
+        raise RunFailed("no start time came from the driver")
+
+    target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", store.server.settings())
+    with controlled(Control(gate=gate)), pytest.raises(RunFailed, match="no start time"):
+        run_read(target, ReadWorkload(concurrency=2, threads=1, requests=4), out=tmp_path / "r")
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "no start time came from the driver" in manifest["summary"]["error"]

@@ -66,7 +66,7 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
     stop = Event(names["stop"], client=client)
     status, lost = "complete", {}
     try:
-        _start_together(client, futures, names, len(hosts))
+        _start_together(client, hosts, futures, names)
         say(f"{len(hosts)} hosts started together")
         while not all(f.done() for f in futures):
             _note_lost(client, hosts, futures, lost)
@@ -82,7 +82,9 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
             _wait(futures, STOP_WAIT_S)
     except BaseException:
         stop.set()
-        _wait(futures, STOP_WAIT_S)
+        Variable(names["start"], client=client).set(time.time())  # hosts waiting for a start go, and stop at once
+        Event(names["go"], client=client).set()
+        _wait([f for f in futures if not f.cancelled()], STOP_WAIT_S)
         raise
     finally:
         stop.set()
@@ -112,18 +114,28 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
     return ClusterResult(run_id, status, summary, writer.manifest, writer.path, lost)
 
 
-def _start_together(client, futures, names: dict[str, str], count: int) -> None:
+def _start_together(client, hosts, futures, names: dict[str, str]) -> None:
     """Until every host has built its part of the run, then one start time for all.  Hosts say they are ready
     through events, which the driver looks at without waiting: a queue's timed-out waits would fill the
-    scheduler's log."""
+    scheduler's log.  A host whose worker left before it was ready ends the wait at once: its task, pinned to
+    that worker, would never run elsewhere."""
     from distributed import Event, Variable
 
+    count = len(hosts)
     ready = [Event(ready_event(names, i), client=client) for i in range(count)]
     deadline = time.monotonic() + READY_TIMEOUT_S
     while not all(event.is_set() for event in ready):
         for future in futures:
             if future.status == "error":
                 raise _host_error(future.exception())
+        present = set(workers_present(client))
+        gone = [host for host, event in zip(hosts, ready) if host.address not in present and not event.is_set()]
+        if gone:
+            for host, future in zip(hosts, futures):
+                if host in gone:
+                    future.cancel()  # pinned to a worker that is gone: it would never run, nor end
+            raise RunFailed(f"{', '.join(f'{h.label} (worker {h.address})' for h in gone)} left the cluster "
+                            "before the run could start")
         if time.monotonic() > deadline:
             raise RunFailed(f"only {sum(e.is_set() for e in ready)} of {count} hosts were ready within "
                             f"{READY_TIMEOUT_S:.0f} s")

@@ -98,7 +98,11 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
     try:
         gate = current().gate
         if gate is not None:
-            gate()  # hosts of a cluster start together
+            try:
+                gate()  # hosts of a cluster start together
+            except BaseException:
+                _close_unstarted(parts)  # built, never started: their handles go all the same
+                raise
         recorder.start_clock()
         try:
             _loop(recorder, parts, on_progress)
@@ -149,6 +153,14 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
             last_progress = recorder.elapsed
             totals = [sum(values) for values in zip(*(part.engine.progress() for part in parts))]
             on_progress(last_progress, *totals)
+
+
+def _close_unstarted(parts: list[Part]) -> None:
+    for part in parts:
+        try:
+            part.engine.close()
+        except Exception as exc:
+            print(f"objperf: while closing an engine that never started: {exc}", file=sys.stderr)
 
 
 def _abort_all(parts: list[Part]) -> None:

@@ -136,6 +136,9 @@ class Recorder:
 
     def stop_clock(self) -> None:
         """Freeze wall time and CPU: what follows (verification, cleanup) is not part of the run."""
+        if self._stopped is None and self._usage0 is None:  # the clock never started (a start gate failed)
+            self._stopped = (0.0, 0.0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+            return
         if self._stopped is None:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu = (usage.ru_utime - self._usage0.ru_utime) + (usage.ru_stime - self._usage0.ru_stime)
