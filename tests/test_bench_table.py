@@ -85,3 +85,14 @@ def test_curl_reads_every_range_once_per_pass_pass_after_pass():
     transfers = config.split("next\n")
     assert [t.split('range = "')[1].split('"')[0] for t in transfers] == ["0-7", "8-15", "16-19"] * 2
     assert all('cacert = "ca.pem"' in t for t in transfers)
+
+
+def test_the_bench_names_a_store_only_for_s3_urls():
+    """objperf refuses store flags without an s3:// URL: the bench's plain-HTTP rows (nginx) must not pass them."""
+    from objperf.peers.clients import objperf_fetch
+
+    plain = objperf_fetch("http://127.0.0.1:1/bench/big.bin", endpoint="http://127.0.0.1:2", concurrency=4,
+                          range_size=1 << 20, sink="discard")
+    assert "--endpoint" not in plain and "--addressing" not in plain
+    s3 = objperf_fetch("s3://b/k", endpoint="http://127.0.0.1:2", concurrency=4, range_size=1 << 20, sink="ram")
+    assert s3[s3.index("--endpoint") + 1] == "http://127.0.0.1:2" and "--addressing" in s3

@@ -101,18 +101,23 @@ def curl_ranged(url: str, size: int, *, range_size: int, concurrency: int,
     return ["curl", "-sS", "--fail", "--parallel", "--parallel-max", str(concurrency), "-K", "-"], config
 
 
+def store_flags(url: str, endpoint: str) -> list[str]:
+    """The flags that name a store, for an ``s3://`` URL (a plain URL takes none: objperf refuses them there)."""
+    if not url.startswith("s3://"):
+        return []
+    return [*(["--endpoint", endpoint] if endpoint else []), "--addressing", "path"]
+
+
 def objperf_fetch(url: str, *, endpoint: str, concurrency: int, range_size: int, sink: str,
                   extra: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-m", "objperf.fetch", url, *(["--endpoint", endpoint] if endpoint else []),
-            "--addressing", "path", "-c", str(concurrency), "--range-size", str(range_size), "--sink", sink,
-            "--json", *extra]
+    return [sys.executable, "-m", "objperf.fetch", url, *store_flags(url, endpoint), "-c", str(concurrency),
+            "--range-size", str(range_size), "--sink", sink, "--json", *extra]
 
 
 def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, part_size: int,
                 extra: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-m", "objperf.put", url, *(["--endpoint", endpoint] if endpoint else []),
-            "--addressing", "path", "-c", str(concurrency), "--part-size", str(part_size), "--object-size",
-            str(object_size), "--requests", "1", "--json", *extra]
+    return [sys.executable, "-m", "objperf.put", url, *store_flags(url, endpoint), "-c", str(concurrency),
+            "--part-size", str(part_size), "--object-size", str(object_size), "--requests", "1", "--json", *extra]
 
 
 # -- measuring any of them from outside ----------------------------------------------------------------
