@@ -4,12 +4,14 @@ import re
 
 from objperf.errors import UsageError
 
+# KB, MB, GB and TB are binary, as the AWS CLI reads them (its multipart_chunksize "8MB" is 8 MiB): a user
+# copying a size from an AWS config gets the same bytes.
 _SIZE_UNITS = {
     "": 1, "b": 1,
-    "k": 1 << 10, "kb": 1000, "kib": 1 << 10,
-    "m": 1 << 20, "mb": 1000**2, "mib": 1 << 20,
-    "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30,
-    "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40,
+    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
 }
 SIZE_MAX = float(1 << 62)
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "": 1, "m": 60, "min": 60, "h": 3600}
@@ -18,7 +20,7 @@ _DURATION_PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|min|h|m|s|)")
 
 
 def parse_size(text: str | int) -> int:
-    """Bytes in ``text``; binary units for bare letters (``8M`` = 8 MiB), decimal for ``MB``."""
+    """Bytes in ``text``, every unit binary: ``8M``, ``8MB`` and ``8MiB`` are all 8 MiB, as the AWS CLI reads them."""
     if isinstance(text, int):
         if text < 0:
             raise UsageError(f"size must not be negative: {text}")

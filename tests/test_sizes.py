@@ -5,7 +5,7 @@ from objperf.sizes import format_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("8MiB", 8 << 20), ("8M", 8 << 20), ("8MB", 8_000_000), ("1.5GB", 1_500_000_000), ("4k", 4096),
+    ("8MiB", 8 << 20), ("8M", 8 << 20), ("8MB", 8 << 20), ("1.5GB", 3 << 29), ("4k", 4096), ("8mb", 8 << 20),
     ("1GiB", 1 << 30), ("123", 123), ("0.5KiB", 512), (" 2 GiB ", 2 << 30),
 ])
 def test_sizes(text, expected):
