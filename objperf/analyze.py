@@ -74,6 +74,7 @@ def execute(args, invocation: Invocation) -> dict:
 def report(outcome: dict, args, invocation: Invocation) -> int:
     from objperf.analysis.summary import format_summary
     from objperf.jsontext import dumps
+    from objperf.sanitize import printable_lines
 
     groups = outcome.get("groups")
     if args.json:
@@ -83,8 +84,8 @@ def report(outcome: dict, args, invocation: Invocation) -> int:
         print(dumps(data, indent=2))  # a figure not measured is null: JSON, not Python's NaN
     else:
         print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)"))
-        if groups is not None:
-            print(groups.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        if groups is not None:  # group values are a dataset's (keys, error codes): printed without control bytes
+            print(printable_lines(groups.to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     for path in outcome.get("figures", []):
         invocation.say(f"figure {path}")
     return 0

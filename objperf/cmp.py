@@ -73,6 +73,7 @@ def draw(table, directory: Path) -> list[Path]:
 
 def report(table, args, invocation: Invocation) -> int:
     from objperf.analysis.diff import NOISY, as_json
+    from objperf.sanitize import printable_lines
 
     if args.json:
         print(as_json(table))
@@ -85,8 +86,8 @@ def report(table, args, invocation: Invocation) -> int:
                                  for v, is_noisy in zip(shown["beyond_noise"], noisy)]
         for run in runs:  # a figure that was not measured is shown as such, not as NaN or 0
             shown[run] = shown[run].map(lambda v: NOT_MEASURED if isinstance(v, float) and v != v else v)
-        print(shown[["group", "metric", *runs, "change_pct", "beyond_noise"]].to_string(
-            index=False, float_format=lambda v: f"{v:.3f}"))
+        print(printable_lines(shown[["group", "metric", *runs, "change_pct", "beyond_noise"]].to_string(
+            index=False, float_format=lambda v: f"{v:.3f}")))
     for line in table.attrs.get("mismatches", []):
         invocation.say(f"warning: {line}: the comparison mixes workloads")
     for path in table.attrs.get("figures", []):

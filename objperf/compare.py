@@ -121,6 +121,7 @@ def single_target(args) -> Target:
 
 def report(frame, args, invocation: Invocation) -> int:
     from objperf.analysis.stats import client_means, timing_table
+    from objperf.sanitize import printable
 
     runs = frame.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"})
     ok = runs[runs["ok"]]
@@ -134,7 +135,7 @@ def report(frame, args, invocation: Invocation) -> int:
               f"it took {part['startup_s'].mean():.2f} s more on average, not counted above")
     failed = runs[~runs["ok"]]
     for row in failed.itertuples():
-        print(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}")
+        print(printable(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}"))
     if args.out:
         invocation.say(f"dataset {args.out} ({len(frame)} client runs)")
     if frame.attrs.get("status") == "interrupted":

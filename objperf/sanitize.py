@@ -49,3 +49,9 @@ def printable(text: object) -> str:
 def printable_bytes(data: bytes) -> str:
     """Bytes from a server (an error code, a header) as printable text: undecodable bytes escaped too."""
     return printable(data.decode("utf-8", errors="backslashreplace"))
+
+
+def printable_lines(text: str) -> str:
+    """A table or a block of lines made printable line by line: its newlines kept, any other control byte in
+    it (a key's, an error code's) escaped."""
+    return "\n".join(printable(line) for line in text.split("\n"))

@@ -141,9 +141,11 @@ def run_target(args, invocation: Invocation, cluster=None) -> StudyOutcome:
 
 
 def report(outcome: StudyOutcome, args, invocation: Invocation) -> int:
+    from objperf.sanitize import printable_lines
+
     table = outcome.steps
     columns = [c for c in table.columns if c not in ("step", "error_codes", "requests_per_s", "client_cpu_s_per_gib")]
-    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(printable_lines(table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     if args.name == "hot-object" and "replicas" in table:
         from objperf.analysis.stats import CURED_SHARE, replicas_that_cure
 

@@ -208,3 +208,17 @@ def test_a_password_in_a_url_never_reaches_a_dataset_figure_bundle_or_terminal(t
     assert not any(PASSWORD in text for text in every_byte)
     assert "REDACTED@127.0.0.1" in read_manifest(tmp_path / "r")["target"]["endpoint"]
     assert np.isfinite(load(tmp_path / "r").total_s).all()
+
+
+def test_control_bytes_in_an_imported_file_never_reach_the_terminal(tmp_path):
+    ops = warp_ops(6)
+    ops[1] = (*ops[1][:3], "obj/\x1b]0;pwned\x07\x1b[2J", "\x1b[31mSlowDown\x08", *ops[1][5:])
+    path = write_warp(tmp_path / "w.csv", ops, zstd=False)
+    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "imp"), timeout=60)
+    assert done.returncode == 0, done.stderr
+    for args in (["--by", "key"], ["--by", "s3_error"], []):
+        shown = run_cli("objperf.analyze", str(tmp_path / "imp"), *args, timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        text = shown.stdout + shown.stderr
+        assert "\x1b" not in text and "\x07" not in text and "\x08" not in text
+    assert "\\x1b" in run_cli("objperf.analyze", str(tmp_path / "imp"), "--by", "key", timeout=60).stdout
