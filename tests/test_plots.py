@@ -111,3 +111,13 @@ def test_a_published_bound_beside_local_bars_is_drawn_as_a_bound():
     assert hatched == [50.0]  # the bound, and only it, whatever bars seaborn left out
     texts = [t.get_text() for t in ax.texts]
     assert "≥ 50.00" in texts and "51.20" in texts and "5.00" in texts
+
+
+def test_an_elbencho_phases_table_draws_each_operation_apart():
+    import pandas as pd
+
+    phases = pd.DataFrame({"operation": ["WRITE", "READ", "WRITE", "READ"], "concurrency": [4, 4, 16, 16],
+                           "steady_gbps": [1.0, 5.0, 2.0, 9.0], "requests": [10, 10, 10, 10]})
+    ax = plots.throughput_against_concurrency(phases)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == ["READ", "WRITE"]

@@ -102,9 +102,13 @@ def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, titl
 
 def throughput_against_concurrency(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y: str = "steady_gbps",
                       hue: str | None = None, title: str | None = None, log_x: bool = True):
-    """Throughput against concurrency from a study's steps (one line per ``hue``, e.g. part size)."""
+    """Throughput against concurrency from a study's steps (one line per ``hue``, e.g. part size).  An imported
+    elbencho phases table of several operations (write, read) draws a line per operation, never one mixing
+    them."""
     ax = _axes(ax)
     data = steps.copy()
+    if hue is None and "operation" in data and data["operation"].nunique() > 1:
+        hue = "operation"
     if hue == "part_size":
         data[hue] = data[hue].map(size_label)
     sns.lineplot(data=data, x=x, y=y, hue=hue, marker="o", ax=ax, errorbar=("pi", 100))
