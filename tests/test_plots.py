@@ -32,6 +32,7 @@ FIGURES = {
     "ttfb against size": lambda: plots.ttfb_against_size(steps("ttfb-size"), reference_ms=40),
     "hot object errors": lambda: plots.hot_object_errors(steps("hot-object"), threshold=128),
     "replica cure": lambda: plots.replica_cure(steps("hot-object")),
+    "distance curves": lambda: plots.distance_curves(steps("wan"), gbps=1.0),
     "sustained timeline": lambda: plots.sustained_timeline(load(SAMPLE / "sustained")),
     "timing runs": lambda: plots.timing_runs(load_published("s3_vs_r2_runs")),
 }
@@ -57,7 +58,7 @@ def test_figures_land_on_a_given_axes():
 def test_sample_datasets_are_whole():
     studies = [p for p in SAMPLE.iterdir() if p.is_dir() and json.loads((p / "manifest.json").read_text())["kind"]
                == "study"]
-    assert len(studies) == 11
+    assert len(studies) == 12
     for directory in sorted(studies):
         rows = load(directory)
         assert rows.attrs["manifest"]["status"] == "complete", directory

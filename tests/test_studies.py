@@ -21,6 +21,7 @@ GRIDS = {
     "hot-object": ("replicas", [1, 1, 2, 4, 8, 16, 32]),
     "ceiling-proof": ("streams", ["store alone", "store + other HTTP"]),
     "client-cpu": ("threads", [1, 2]),
+    "wan": ("delay_ms", [0, 0, 20, 20]),
 }
 
 
@@ -58,6 +59,10 @@ def test_quick_study_holds_its_grid(name, tmp_path):
         codes = rows.loc[(rows["status"] == 503) & (rows["curl_code"] == 0), "s3_error"].unique()
         assert len(codes) == 1 and codes[0] != ""
         assert (rows["attempt"] == 0).all()  # nothing was retried behind the user's back
+    if name == "wan":  # farther, the same concurrency moves less: every GET waits two delays more
+        near, far = (steps[steps["delay_ms"] == d].set_index("concurrency") for d in (0, 20))
+        assert (far["ttfb_ms_p50"] >= 40 * 0.98).all() and (far["steady_gbps"] < near["steady_gbps"]).all()
+        assert (far.loc[8, "steady_gbps"] > 2 * far.loc[2, "steady_gbps"])  # far away, concurrency pays
     if name == "sustained":
         assert {"drift_gbps_per_min", "spread_gbps"} <= set(steps.columns)
     if name == "ip-family":

@@ -246,6 +246,24 @@ def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
     return ax
 
 
+def distance_curves(steps: pd.DataFrame, *, gbps: float | None = None, ax=None, title: str | None = None):
+    """A wan study (``objperf.studies.catalog.wan``): throughput against concurrency, one line per added round
+    trip; ``gbps`` marks a target and says, per distance, how many requests in flight reached it."""
+    from objperf.studies.catalog import concurrency_for
+
+    data = steps.assign(**{"added round trip": (2 * steps["delay_ms"]).map(lambda ms: f"+{ms:g} ms")})
+    ax = throughput_against_concurrency(data, ax=ax, hue="added round trip",
+                                        title=title or "Throughput against concurrency, by added distance")
+    if gbps is not None:
+        ax.axhline(gbps, color="grey", linestyle=":", linewidth=1)
+        needed = concurrency_for(steps, gbps)
+        text = "; ".join(f"+{2 * d:g} ms: {'more than tried' if c != c else f'{c:g} in flight'}"
+                         for d, c in needed.items())
+        ax.annotate(f"to reach {gbps:g} Gbps — {text}", (0.02, 0.96), xycoords="axes fraction", fontsize=8,
+                    va="top")
+    return ax
+
+
 def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: str | None = None,
                        published_gbps: float | None = None, published_label: str = "published (R2)"):
     """Throughput per second over a long run, with its linear trend (the drift) when the run is long enough to

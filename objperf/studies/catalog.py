@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from urllib.parse import urlsplit
 
@@ -321,6 +321,56 @@ def hot_object(ctx: StudyContext) -> list[Step]:
     return steps
 
 
+def wan(ctx: StudyContext) -> list[Step]:
+    """Distance: the same reads through a relay that holds every chunk a set one-way delay
+    (``objperf.servers.delay``), at each concurrency: how many requests in flight a throughput needs as the
+    store gets farther (the article's "TTFB is 70 times the RTT", measured).  The relay runs where the step
+    runs, in front of the study's endpoint: a study of one machine, not of a cluster."""
+    from urllib.parse import urlsplit
+
+    from objperf.servers.delay import DelayRelay
+
+    if ctx.cluster is not None:
+        from objperf.errors import UsageError
+
+        raise UsageError("the wan study emulates distance on this machine: run it without --cluster")
+    key = ctx.key("wan/object")
+    size = ctx.object_size
+    ctx.ensure_object(ctx.bucket, key, size)
+    endpoint = urlsplit(ctx.settings.endpoint or ctx.client.endpoint)
+    upstream = (endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80))
+    delays_ms = ctx.grid("delay_ms", [0, 20], [0, 5, 10, 25, 50])
+    grid = ctx.grid("concurrency", [2, 8], [1, 2, 4, 8, 16, 32, 64, 128])
+    steps = []
+    for delay_ms in delays_ms:
+        for c in grid:
+            values = {"delay_ms": delay_ms, "concurrency": c}
+            workload = {"concurrency": c, "duration": _q(ctx, 1.5, ctx.duration)}
+
+            def run(out, hosts=None, delay_ms=delay_ms, workload=workload):
+                if not delay_ms:
+                    return read_job(ctx.target([key]), ctx.reads(**workload), out)
+                with DelayRelay(upstream, one_way_s=delay_ms / 1000) as relay:
+                    settings = replace(ctx.settings, endpoint=f"{endpoint.scheme}://{relay.address[0]}:"
+                                                             f"{relay.address[1]}")
+                    source = ReadSource(f"s3://{ctx.bucket}/", settings, keys=[key], url_lifetime=ctx.url_lifetime)
+                    return read_job(source, ctx.reads(**workload), out)
+
+            steps.append(Step(values, run))
+    return steps
+
+
+def concurrency_for(steps, gbps: float):
+    """Per delay, the fewest requests in flight that reached ``gbps`` in a wan study (NaN: none did)."""
+    import math
+
+    found = {}
+    for delay, part in steps.groupby("delay_ms"):
+        enough = part[part["steady_gbps"] >= gbps]["concurrency"]
+        found[delay] = float(enough.min()) if len(enough) else math.nan
+    return found
+
+
 def ceiling_proof(ctx: StudyContext) -> list[Step]:
     """The store read alone, then beside an unrelated HTTP stream: if the NIC carries more in the
     second step, the box could take more than the store gave."""
@@ -383,6 +433,7 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "hot-object": hot_object,
     "ceiling-proof": ceiling_proof,
     "client-cpu": client_cpu,
+    "wan": wan,
 }
 
 # What each study sweeps, by workload keyword: what --grid may set.  A step also fixes some keywords
@@ -395,6 +446,7 @@ GRIDS: dict[str, frozenset[str]] = {
     "ttfb-size": frozenset({"object_size"}),
     "hot-object": frozenset({"concurrency"}),
     "client-cpu": frozenset({"threads"}),
+    "wan": frozenset({"delay_ms", "concurrency"}),
 }
 FIXED: dict[str, frozenset[str]] = {
     **GRIDS,
