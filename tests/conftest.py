@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -25,8 +24,18 @@ from objperf.servers.seaweed import LocalSeaweed
 # The compatibility suite starts Ceph and moto too: `make test-compat` runs it (OBJPERF_COMPAT=1).
 collect_ignore = [] if os.environ.get("OBJPERF_COMPAT") else ["compat"]
 
-# Runs given no --out keep their datasets under runs/: for the tests, a directory of their own.
-os.environ.setdefault("OBJPERF_RUNS", tempfile.mkdtemp(prefix="objperf-test-runs-"))
+# Runs given no --out keep their datasets under runs/: for the tests, a scratch directory of their own, removed
+# when the session ends (and, should the session be killed, by the next objperf: it names its owner).
+if "OBJPERF_RUNS" not in os.environ:
+    from objperf import scratch
+
+    _RUNS = scratch.make("test-runs")
+    os.environ["OBJPERF_RUNS"] = str(_RUNS)
+
+    def pytest_unconfigure(config):
+        import shutil
+
+        shutil.rmtree(_RUNS, ignore_errors=True)
 
 BUCKET = "objperf-tests"
 RANGE = 1 << 20
