@@ -21,7 +21,6 @@ from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free
 from libc.errno cimport EINVAL, ENOSPC, errno
 from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
-from libc.math cimport NAN
 from posix.unistd cimport pwrite
 
 cimport numpy as cnp

@@ -1,4 +1,5 @@
 # One row per finished request, written into the thread's ring of preallocated columns.
+from libc.math cimport NAN  # a missing time to first byte
 
 cdef inline double info_seconds(CURL *easy, CURLINFO what) noexcept nogil:
     cdef curl_off_t us = 0
