@@ -45,6 +45,9 @@ def test_figure_draws_with_units(name):
     assert any(unit in ax.get_ylabel() for unit in UNITS), ax.get_ylabel()
     assert ax.get_xlabel() or name == "timing runs"
     assert ax.get_title()
+    # what it was drawn from: the run's length and requests, or the steps and their requests
+    notes = [t.get_text() for t in ax.texts if t.get_gid() == plots.NOTE]
+    assert notes and "requests" in notes[0] or name == "timing runs", notes
 
 
 def test_figures_land_on_a_given_axes():

@@ -168,6 +168,8 @@ def grouped_bars(steps: pd.DataFrame, *, ax=None, x: str, y: str = "steady_gbps"
         ax.bar_label(container, labels=labels, fontsize=8)
     if hue:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title=hue.replace("_", " "))
+    if "requests" in steps and steps["requests"].notna().any():
+        _note(ax, steps_note(steps.dropna(subset=["requests"])))
     return ax
 
 
@@ -202,6 +204,7 @@ def ttfb_against_size(steps: pd.DataFrame, *, ax=None, reference_ms: float | Non
     ticks = list(data["object_size"].unique())
     ax.set_xticks(ticks, [size_label(t) for t in ticks], rotation=30)
     ax.legend(handles=lines, loc="upper left")
+    _note(ax, steps_note(data))
     return ax
 
 
@@ -218,6 +221,7 @@ def hot_object_errors(steps: pd.DataFrame, *, ax=None, threshold: float | None =
     ax.legend(loc="upper left")
     ax.set(xlabel="concurrent requests on one range", ylabel="failed requests (%)", ylim=(0, 100),
            title=title or "Hot object: failed requests against concurrency")
+    _note(ax, steps_note(single))
     return ax
 
 
@@ -243,6 +247,7 @@ def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
     ax.legend(loc="upper right")
     ax.set(xlabel="replicas the hot object is spread over", ylabel="failed requests (%)", ylim=(0, 100),
            title=title or "Hot object: the cure by replicas")
+    _note(ax, steps_note(data))
     return ax
 
 
