@@ -10,7 +10,7 @@ from pathlib import Path
 
 from objperf.cli import Invocation, add_price_arg, command_main, new_parser
 
-PROG = "objperf.analyze"
+PROG = "objperf analyze"
 
 EXAMPLES = """examples:
   objperf analyze runs/20261201T101500Z-fetch                       # the summary the run printed

@@ -257,7 +257,7 @@ class Command:
 
     @property
     def __doc__(self) -> str:  # type: ignore[override]  # help() and Jupyter's ? read it
-        text = self._parser().format_help().replace(f"usage: objperf.{self.name}",
+        text = self._parser().format_help().replace(f"usage: objperf {self.name}",
                                                     f"objperf.api.{self.name}(...), as the command line: "
                                                     f"objperf {self.name}", 1)
         return (text + "\nKeywords are the long options with '_' for '-' (range_size='8MiB'); a flag takes True, a "

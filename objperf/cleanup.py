@@ -8,7 +8,7 @@ import sys
 
 from objperf.cli import Invocation, add_target_args, command_main, new_parser, s3_settings
 
-PROG = "objperf.cleanup"
+PROG = "objperf cleanup"
 
 EXAMPLES = """examples:
   objperf cleanup                                                  # this machine only

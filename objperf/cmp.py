@@ -10,7 +10,7 @@ from pathlib import Path
 
 from objperf.cli import Invocation, command_main, new_parser
 
-PROG = "objperf.cmp"
+PROG = "objperf cmp"
 NOT_MEASURED = "not measured"
 
 EXAMPLES = """examples:

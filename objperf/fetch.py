@@ -31,7 +31,7 @@ from objperf.cli import (
 )
 from objperf.errors import UsageError
 
-PROG = "objperf.fetch"
+PROG = "objperf fetch"
 EMBEDDED_BUCKET = "objperf"
 
 EXAMPLES = """examples:

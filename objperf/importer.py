@@ -11,7 +11,7 @@ from pathlib import Path
 
 from objperf.cli import Invocation, command_main, default_out, new_parser
 
-PROG = "objperf.import"
+PROG = "objperf import"
 TOOLS = ("warp", "elbencho")
 
 EXAMPLES = """examples:

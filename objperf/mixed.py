@@ -34,7 +34,7 @@ from objperf.cluster.writes import abort_lost
 from objperf.fetch import seed_embedded
 from objperf.put import add_write_args, write_destination, write_workload
 
-PROG = "objperf.mixed"
+PROG = "objperf mixed"
 DEFAULT_CONCURRENCY = 16
 
 EXAMPLES = """examples:

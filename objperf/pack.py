@@ -9,7 +9,7 @@ from pathlib import Path
 
 from objperf.cli import Invocation, command_main, new_parser
 
-PROG = "objperf.pack"
+PROG = "objperf pack"
 
 EXAMPLES = """examples:
   objperf pack runs/20261201T101500Z-fetch -o r2-read.tar

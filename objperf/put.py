@@ -32,7 +32,7 @@ from objperf.cli import (
 from objperf.cluster.writes import abort_lost
 from objperf.run.jobs import write_job
 
-PROG = "objperf.put"
+PROG = "objperf put"
 EMBEDDED_BUCKET = "objperf"
 
 EXAMPLES = """examples:

@@ -37,7 +37,7 @@ from objperf.errors import UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
-PROG = "objperf.study"
+PROG = "objperf study"
 WORKSPACE = "objperf-study/"
 
 EXAMPLES = """examples:

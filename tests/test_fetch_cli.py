@@ -384,7 +384,7 @@ def test_a_run_whose_every_request_failed_exits_non_zero_and_keeps_its_rows(stor
     proc = fetch(store, f"s3://{store.bucket}/data/even.bin", "-n", "3",
                  "--connect-to", f"127.0.0.1:{port}:127.0.0.1:1", "--out", str(out))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "objperf.fetch: error: no request succeeded (3 failed)" in proc.stderr
+    assert "objperf fetch: error: no request succeeded (3 failed)" in proc.stderr
     assert "by libcurl code: 7 " in proc.stdout
     df = load(out)
     assert len(df) == 3 and (df["curl_code"] == 7).all()

@@ -76,7 +76,7 @@ def test_no_verify_ssl_trusts_any_certificate_quietly(store):
 def test_a_missing_ca_bundle_is_one_line(store, tmp_path):
     done = run_cli("objperf.fetch", *tls_args(store, "--ca-bundle", str(tmp_path / "nope.pem")), env=store.env())
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == f"objperf.fetch: error: --ca-bundle {tmp_path / 'nope.pem'}: no readable file there"
+    assert done.stderr.strip() == f"objperf fetch: error: --ca-bundle {tmp_path / 'nope.pem'}: no readable file there"
 
 
 def test_a_presigned_https_url_is_read_with_the_ca_bundle(store):

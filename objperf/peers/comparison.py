@@ -21,7 +21,7 @@ from pathlib import Path
 from objperf.errors import UsageError
 from objperf.peers import clients
 
-PROG = "objperf.compare"
+PROG = "objperf compare"
 CLIENTS = ("objperf", "s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt", "ruby sdk", "curl")
 OPERATIONS = ("download", "upload")
 _SECRETS = re.compile(r"(X-Amz-[A-Za-z]+=)[^&\s\"']+")
