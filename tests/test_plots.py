@@ -125,3 +125,12 @@ def test_an_elbencho_phases_table_draws_each_operation_apart():
     ax = plots.throughput_against_concurrency(phases)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert sorted(labels) == ["READ", "WRITE"]
+
+
+def test_cost_lines_that_coincide_stay_apart():
+    from objperf.analysis.cost import cost_per_tib
+
+    ax = plots.cost_per_tib(cost_per_tib([1 << 20, 8 << 20, 32 << 20], direction="write"))
+    styles = {(line.get_linestyle(), line.get_marker()) for line in ax.lines if len(line.get_xdata())}
+    providers = len({t.get_text() for t in ax.get_legend().get_texts()})
+    assert providers >= 5 and len(styles) == providers  # each provider its own dashes and marker

@@ -309,8 +309,12 @@ def cost_per_tib(table: pd.DataFrame, *, ax=None, title: str | None = None):
     (``objperf.analysis.cost.cost_per_tib``): where request pricing starts to outweigh egress."""
     ax = _axes(ax)
     data = table.assign(size_mib=table["size"] / (1 << 20))
-    sns.lineplot(data=data, x="size_mib", y="usd_per_tib", hue="provider", marker="o", ax=ax)
+    # Providers whose lines coincide (no egress fee, the same request price) stay apart by their dashes and
+    # markers, and the legend, outside the data, names each.
+    sns.lineplot(data=data, x="size_mib", y="usd_per_tib", hue="provider", style="provider", markers=True,
+                 dashes=True, ax=ax)
     _log2_x(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title="provider")
     direction = table["direction"].iloc[0] if len(table) else "read"
     ax.set(xlabel=f"{'range' if direction == 'read' else 'part'} size (MiB)", ylabel=f"USD per TiB {direction}",
            ylim=(0, None), title=title or f"Cost per TiB {direction} by request size (list prices: check them)")
