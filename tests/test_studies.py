@@ -145,3 +145,21 @@ def test_a_study_compares_one_source_address_against_two(store, tmp_path):
                   "--quick", "--interface", "127.0.0.2", "--grid", "sources=1,2", "--out", str(tmp_path / "b"),
                   env=store.env())
     assert bad.returncode == 2 and "needs --interface with at least 2 source addresses" in bad.stderr
+
+
+def test_the_wan_study_refuses_a_tls_endpoint_in_one_line(store, tmp_path):
+    proc = run_cli("objperf.study", "wan", f"s3://{store.bucket}/wan-tls/", "--quick", "--endpoint",
+                   store.server.endpoint_tls, "--ca-bundle", store.server.tls[2], "--out", str(tmp_path / "w"),
+                   env=store.env(), timeout=120)
+    assert proc.returncode == 2 and "relays plain HTTP" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_concurrency_a_throughput_needs_per_distance():
+    import pandas as pd
+
+    from objperf.analysis.stats import concurrency_for
+
+    steps = pd.DataFrame({"delay_ms": [0, 0, 20, 20, 50, 50], "concurrency": [2, 8, 2, 8, 2, 8],
+                          "steady_gbps": [2.8, 3.7, 0.3, 1.3, 0.1, 0.6]})
+    needed = concurrency_for(steps, 1.0)
+    assert needed[0] == 2 and needed[20] == 8 and needed[50] != needed[50]  # NaN: none of 50 ms's reached it

@@ -293,3 +293,13 @@ def replicas_that_cure(steps: pd.DataFrame, share: float = CURED_SHARE) -> int |
     tried = steps[steps["variant"] == "replicas"].groupby("replicas")["error_rate"].mean()
     cured = tried[tried < share]
     return int(cured.index.min()) if len(cured) else None
+
+
+def concurrency_for(steps: pd.DataFrame, gbps: float) -> dict:
+    """Per delay of a wan study, the fewest requests in flight whose steady throughput reached ``gbps`` (NaN:
+    none did)."""
+    found = {}
+    for delay, part in steps.groupby("delay_ms"):
+        enough = part[part["steady_gbps"] >= gbps]["concurrency"]
+        found[delay] = float(enough.min()) if len(enough) else float("nan")
+    return found

@@ -254,7 +254,7 @@ def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
 def distance_curves(steps: pd.DataFrame, *, gbps: float | None = None, ax=None, title: str | None = None):
     """A wan study (``objperf.studies.catalog.wan``): throughput against concurrency, one line per added round
     trip; ``gbps`` marks a target and says, per distance, how many requests in flight reached it."""
-    from objperf.studies.catalog import concurrency_for
+    from objperf.analysis.stats import concurrency_for
 
     data = steps.assign(**{"added round trip": (2 * steps["delay_ms"]).map(lambda ms: f"+{ms:g} ms")})
     ax = throughput_against_concurrency(data, ax=ax, hue="added round trip",

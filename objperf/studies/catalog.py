@@ -334,10 +334,15 @@ def wan(ctx: StudyContext) -> list[Step]:
         from objperf.errors import UsageError
 
         raise UsageError("the wan study emulates distance on this machine: run it without --cluster")
+    endpoint = urlsplit(ctx.settings.endpoint or ctx.client.endpoint)
+    if endpoint.scheme == "https":
+        from objperf.errors import UsageError
+
+        raise UsageError("the wan study relays plain HTTP: over TLS the store's certificate names the store, not "
+                         "the relay in front of it")
     key = ctx.key("wan/object")
     size = ctx.object_size
     ctx.ensure_object(ctx.bucket, key, size)
-    endpoint = urlsplit(ctx.settings.endpoint or ctx.client.endpoint)
     upstream = (endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80))
     delays_ms = ctx.grid("delay_ms", [0, 20], [0, 5, 10, 25, 50])
     grid = ctx.grid("concurrency", [2, 8], [1, 2, 4, 8, 16, 32, 64, 128])
@@ -358,17 +363,6 @@ def wan(ctx: StudyContext) -> list[Step]:
 
             steps.append(Step(values, run))
     return steps
-
-
-def concurrency_for(steps, gbps: float):
-    """Per delay, the fewest requests in flight that reached ``gbps`` in a wan study (NaN: none did)."""
-    import math
-
-    found = {}
-    for delay, part in steps.groupby("delay_ms"):
-        enough = part[part["steady_gbps"] >= gbps]["concurrency"]
-        found[delay] = float(enough.min()) if len(enough) else math.nan
-    return found
 
 
 def ceiling_proof(ctx: StudyContext) -> list[Step]:
