@@ -163,3 +163,23 @@ def test_the_concurrency_a_throughput_needs_per_distance():
                           "steady_gbps": [2.8, 3.7, 0.3, 1.3, 0.1, 0.6]})
     needed = concurrency_for(steps, 1.0)
     assert needed[0] == 2 and needed[20] == 8 and needed[50] != needed[50]  # NaN: none of 50 ms's reached it
+
+
+@pytest.mark.parametrize("name", ["write-part-size", "key-fanout", "mixed", "hot-object", "read-concurrency"])
+def test_a_studys_table_fits_the_terminal_with_units_and_counts_only_acknowledged_writes(name):
+    from pathlib import Path
+
+    from objperf.study import step_table
+
+    steps = load_steps(Path(__file__).resolve().parents[1] / "data" / "sample" / name)
+    text = step_table(steps)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100 and len(lines) == len(steps) + 1
+    header = lines[0]
+    assert "failed %" in header and "Gbps" in header and "_" not in header.split("requests", 1)[1]
+    assert "NaN" not in text and "nan" not in text
+    if "write Gbps (acked)" in header and "steady read Gbps" in header:
+        both = steps["write_gbps"] > 0
+        rows = [line for line, wrote in zip(lines[1:], both) if wrote]
+        column = header.index("steady read Gbps") + len("steady read Gbps")
+        assert all(row[:column].rstrip().endswith("-") for row in rows)  # no sent bytes shown as a read rate
