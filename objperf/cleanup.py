@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation):
-    from objperf.run.leftovers import Leftovers, abort_uploads, find_uploads, sweep_scratch
+    from objperf import scratch
+    from objperf.run.leftovers import Leftovers, abort_uploads, find_uploads
     from objperf.s3.target import split_s3_url
 
     found = Leftovers()
@@ -42,7 +43,7 @@ def execute(args, invocation: Invocation):
         found = find_uploads(settings, bucket, prefix, every_upload=args.every_upload)
         if not args.dry_run:
             abort_uploads(settings, found)
-    found.scratch_removed = sweep_scratch()
+    found.scratch_removed = scratch.sweep()  # directories (and servers) of objperf processes that are gone
     return found
 
 

@@ -46,10 +46,6 @@ def printable(text: object) -> str:
     return without_userinfo(_UNSAFE.sub(_escape, text))
 
 
-def printable_bytes(data: bytes) -> str:
-    """Bytes from a server (an error code, a header) as printable text: undecodable bytes escaped too."""
-    return printable(data.decode("utf-8", errors="backslashreplace"))
-
 
 def printable_lines(text: str) -> str:
     """A table or a block of lines made printable line by line: its newlines kept, any other control byte in

@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from objperf import scratch
 from objperf.errors import ObjperfError
 from objperf.s3.client import S3Client, S3Settings
 
@@ -43,8 +42,3 @@ def abort_uploads(settings: S3Settings, found: Leftovers) -> Leftovers:
         except ObjperfError as exc:
             found.not_aborted.append(f"s3://{bucket}/{key} upload id {upload_id}: {exc}")
     return found
-
-
-def sweep_scratch() -> list[Path]:
-    """Scratch directories (and their servers) of objperf processes that are gone."""
-    return scratch.sweep()

@@ -258,9 +258,10 @@ class Recorder:
         if self.rows_dropped:
             summary["rows_dropped"] = self.rows_dropped
         summary.update(extra or {})
-        if status != "interrupted" and failure(summary):
+        reason = failure(summary) if status != "interrupted" else None
+        if reason:
             status = "failed"
-            summary["error"] = failure(summary)
+            summary["error"] = reason
         self.manifest.update(status=status, ended_utc=utc_now(), summary=summary)
         if self.write_error is not None:
             status = self.manifest["status"] = "failed"
