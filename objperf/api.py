@@ -7,34 +7,38 @@
     with api.local_server():                              # one server kept across several runs
         runs = [api.fetch(concurrency=c, duration="5s") for c in (8, 32, 128)]
 
-Every keyword is the command-line option of the same name (``--range-size`` → ``range_size``), with the
-same default, help and checks: each option is defined once, in its command's parser, and these
-functions read it from there (``help(api.fetch)`` lists them).  Bad input raises ``UsageError`` with
-the line the command would print.  Each run keeps its dataset under ``runs/`` unless given ``out`` or
-``no_save=True``; the notebook's stop button (or Ctrl-C) stops a run cleanly and keeps its rows, as on
-the command line.  ``background=True`` returns at once: ``run.wait()``, ``run.stop()``.
+Every keyword is the command-line option of the same name (``--range-size`` → ``range_size``), with the same
+default, help and checks: each option is defined once, as a field of its run kind's options class
+(``objperf.options``), and both these functions and the commands' parsers are made from it
+(``help(api.fetch)`` lists them; ``api.fetch(FetchOptions(...))`` takes a whole options object). Bad input
+raises ``UsageError`` with the line the command would print. Each run keeps its dataset under ``runs/``
+unless given ``out`` or ``no_save=True``; the notebook's stop button (or Ctrl-C) stops a run cleanly and
+keeps its rows, as on the command line. ``background=True`` returns at once: ``run.wait()``, ``run.stop()``.
 
 The functions live here, not as ``objperf.fetch``: that name is the module behind
 ``python -m objperf.fetch``, and importing it would rebind the package's attribute."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import dataclasses
 import html
 import importlib
 import inspect
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from objperf.cli import Invocation
 from objperf.errors import ObjperfError, UsageError
+from objperf.options import CompareOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions
+from objperf.options.spec import build, help_text, options_of
 from objperf.run.control import Control, controlled
+from objperf.run.invocation import Invocation
 
-__all__ = ["ObjperfError", "Run", "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study"]
+__all__ = ["CompareOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run", "StudyOptions",
+           "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study"]
 
 _servers: list = []  # the local servers of the ``local_server()`` blocks entered, innermost last
 
@@ -58,9 +62,9 @@ class Run:
     """One run of a command: its status, summary, dataset and rows.  A background run fills in as it goes
     (``elapsed_s``, ``bytes``, ``requests``, ``failed``) and ends with ``wait()`` or ``stop()``."""
 
-    def __init__(self, command: str, argv: list[str]):
+    def __init__(self, command: str, options):
         self.command = command
-        self.argv = argv
+        self.options = options  # what the run was given, every default filled in
         self.status = "running"
         self.outcome: Any = None  # what the command gave: a RunResult, a study's steps, compare's runs
         self.error: BaseException | None = None
@@ -156,33 +160,25 @@ class Run:
 
 
 COMMAND_LINE_ONLY = {"json": "run.summary is the summary as a dict"}
+# Keywords a kind's Python value is also given as: a size as "8MiB", a duration as "30s".
+ALSO_TEXT = {"size", "duration", "list"}
 
 
-def _run(command: str, positional: dict, options: dict) -> Run:
-    background = options.pop("background", False)
-    progress = options.pop("progress", True)
-    for name, instead in COMMAND_LINE_ONLY.items():
-        if options.get(name):
-            raise UsageError(f"{name} is for the command line: {instead}")
-    module = importlib.import_module(f"objperf.{command}")
-    parser = module.build_parser()
-    argv = _argv(parser, command, positional, options)
-    parser.raises = True
-    args = parser.parse_args(argv)
-    run = Run(command, argv)
-    invocation = Invocation(module.PROG, show_progress=bool(progress), server=_servers[-1] if _servers else None,
-                            listener=run._progress)
+def _run(command: str, workflow: Callable, options, background: bool, progress: bool) -> Run:
+    run = Run(command, options)
+    invocation = Invocation(f"objperf {command}", show_progress=bool(progress),
+                            server=_servers[-1] if _servers else None, listener=run._progress)
 
     def body() -> None:
         try:
             with controlled(Control(stop=run._stop)):
-                run.outcome = module.execute(args, invocation)
+                run.outcome = workflow(options, invocation)
             run.status = getattr(run.outcome, "status", None) or _frame_status(run.outcome)
         except KeyboardInterrupt:
             run.status = "interrupted"
         except BaseException as exc:
             run.status, run.error = "failed", exc
-        dataset = getattr(args, "out", None)
+        dataset = getattr(options, "out", None)
         run.dataset = Path(dataset) if dataset and Path(dataset).is_dir() else None
 
     if background:
@@ -191,7 +187,7 @@ def _run(command: str, positional: dict, options: dict) -> Run:
         return run
     body()
     if run.status == "interrupted":
-        print(f"{module.PROG}: interrupted; the rows so far are kept"
+        print(f"objperf {command}: interrupted; the rows so far are kept"
               + (f" in {run.dataset}" if run.dataset else ""), file=sys.stderr)
     if run.error is not None:
         raise run.error
@@ -202,88 +198,68 @@ def _frame_status(outcome) -> str:
     return getattr(outcome, "attrs", {}).get("status", "complete")
 
 
-def _argv(parser: argparse.ArgumentParser, command: str, positional: dict, options: dict) -> list[str]:
-    """Keywords → the command line they stand for, so the parser checks them as it checks a shell's."""
-    flags = _flags(parser)
-    argv = [str(value) for value in positional.values() if value is not None]
-    for name, value in options.items():
-        if name not in flags:
-            raise UsageError(f"{command}() has no option {name!r}; see help(objperf.api.{command})")
-        flag, action = flags[name]
-        if value is None or value is False:
+def _command(name: str, cls: type, workflow: str, positionals: tuple[str, ...]) -> Callable[..., Run]:
+    """``objperf.api.fetch`` and kin: the run kind ``cls`` defines, as a function whose signature and help are
+    its options'."""
+    module, _, function = workflow.rpartition(".")
+
+    def command(*args, background: bool = False, progress: bool = True, **keywords) -> Run:
+        if args and isinstance(args[0], cls):  # a whole options object, made or kept by the caller
+            if len(args) > 1 or keywords:
+                raise UsageError(f"{name}() takes an options object alone, or keywords")
+            options = dataclasses.replace(args[0])  # the run fills in its dataset's place: not in the caller's
+        else:
+            if len(args) > len(positionals):
+                raise UsageError(f"{name}() takes at most {len(positionals)} positional argument(s): "
+                                 f"{', '.join(positionals)}")
+            for flag, instead in COMMAND_LINE_ONLY.items():
+                if keywords.pop(flag, None):
+                    raise UsageError(f"{flag} is for the command line: {instead}")
+            for given, value in zip(positionals, args):
+                if given in keywords:
+                    raise UsageError(f"{name}() got {given!r} twice")
+                keywords[given] = value
+            options = build(cls, keywords, what=f"{name}()")
+        return _run(name, getattr(importlib.import_module(module), function), options, background, progress)
+
+    command.__name__ = command.__qualname__ = name
+    command.__module__ = __name__
+    command.__doc__ = _doc(name, cls)
+    command.__signature__ = _signature(cls, positionals)
+    return command
+
+
+def _signature(cls: type, positionals: tuple[str, ...]) -> inspect.Signature:
+    params = []
+    for field, spec in options_of(cls):
+        if field.name in COMMAND_LINE_ONLY:
             continue
-        if action.nargs == 0:
-            argv.append(flag)
-            continue
-        values = value if isinstance(action, argparse._AppendAction) and isinstance(value, list | tuple) else [value]
-        if isinstance(value, dict):  # --grid concurrency=1,2 / --endpoint-for CLIENT=URL
-            values = [f"{key}={_text(item)}" for key, item in value.items()]
-        argv += [part for item in values for part in (flag, _text(item))]
-    return argv
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if field.name in positionals else inspect.Parameter.KEYWORD_ONLY
+        annotation = f"{field.type} | str" if spec.kind.name in ALSO_TEXT else field.type
+        params.append((field.name not in positionals, inspect.Parameter(field.name, kind, default=field.default,
+                                                                        annotation=annotation)))
+    ordered = [param for _, param in sorted(params, key=lambda item: item[0])]
+    kw = inspect.Parameter.KEYWORD_ONLY
+    ordered += [inspect.Parameter("background", kw, default=False, annotation="bool"),
+                inspect.Parameter("progress", kw, default=True, annotation="bool")]
+    return inspect.Signature(ordered, return_annotation="Run")
 
 
-def _text(value) -> str:
-    if isinstance(value, list | tuple | set):
-        return ",".join(map(str, value))
-    return str(value)
+def _doc(name: str, cls: type) -> str:
+    lines = [(cls.__doc__ or "").strip(), "",
+             f"The same run as ``objperf {name}`` on the command line; each keyword is its long option with '_' for "
+             "'-'.  A size may be given as bytes or as text (range_size='8MiB'), a duration as seconds or text "
+             "('30s'); background=True returns at once, progress=False draws no bar.  Bad values raise UsageError.",
+             "", "Options:"]
+    for field, spec in options_of(cls):
+        if field.name not in COMMAND_LINE_ONLY:
+            lines.append(f"    {field.name} (--{field.name.replace('_', '-')}, {spec.kind.name}): "
+                         f"{help_text(field, spec)}")
+    return "\n".join(lines) + "\n"
 
 
-def _flags(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.Action]]:
-    """Every long option by its Python name (``--range-size`` → ``range_size``), aliases included."""
-    return {flag[2:].replace("-", "_"): (flag, action) for action in parser._actions for flag in action.option_strings
-            if flag.startswith("--") and flag not in ("--help",)}
-
-
-class Command:
-    """``objperf.api.fetch`` and kin: a command as a function.  Its keywords, defaults and help come from
-    the command's parser when someone asks (``help()``, Jupyter's ``?`` and tab completion), not at import."""
-
-    def __init__(self, name: str, positionals: tuple[str, ...]):
-        self.name = self.__name__ = self.__qualname__ = name
-        self.positionals = positionals
-
-    def __call__(self, *args, **options) -> Run:
-        if len(args) > len(self.positionals):
-            raise UsageError(f"{self.name}() takes at most {len(self.positionals)} positional argument(s): "
-                             f"{', '.join(self.positionals)}")
-        given = dict(zip(self.positionals, args))
-        for name in self.positionals:
-            if name in options:
-                given[name] = options.pop(name)
-        return _run(self.name, given, options)
-
-    def _parser(self) -> argparse.ArgumentParser:
-        return importlib.import_module(f"objperf.{self.name}").build_parser()
-
-    @property
-    def __doc__(self) -> str:  # type: ignore[override]  # help() and Jupyter's ? read it
-        text = self._parser().format_help().replace(f"usage: objperf {self.name}",
-                                                    f"objperf.api.{self.name}(...), as the command line: "
-                                                    f"objperf {self.name}", 1)
-        return (text + "\nKeywords are the long options with '_' for '-' (range_size='8MiB'); a flag takes True, a "
-                "repeatable option a list; background=True returns at once; progress=False draws no bar.\n")
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        kw = inspect.Parameter.KEYWORD_ONLY
-        params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
-                  for name in self.positionals]
-        seen = set(self.positionals)
-        for action in self._parser()._actions:
-            longs = [flag for flag in action.option_strings if flag.startswith("--") and flag != "--help"]
-            name = longs[0][2:].replace("-", "_") if longs else None
-            if name and name not in seen:
-                seen.add(name)
-                params.append(inspect.Parameter(name, kw, default=action.default))
-        params += [inspect.Parameter("background", kw, default=False), inspect.Parameter("progress", kw, default=True)]
-        return inspect.Signature(params, return_annotation=Run)
-
-    def __repr__(self) -> str:
-        return f"<objperf.api.{self.name}: help(objperf.api.{self.name}) lists its options>"
-
-
-fetch = Command("fetch", ("url",))
-put = Command("put", ("url",))
-mixed = Command("mixed", ("url",))
-study = Command("study", ("name", "url"))
-compare = Command("compare", ("url",))
+fetch = _command("fetch", FetchOptions, "objperf.workflows.transfers.fetch", ("url",))
+put = _command("put", PutOptions, "objperf.workflows.transfers.put", ("url",))
+mixed = _command("mixed", MixedOptions, "objperf.workflows.transfers.mixed", ("url",))
+study = _command("study", StudyOptions, "objperf.workflows.study.study", ("name", "url"))
+compare = _command("compare", CompareOptions, "objperf.workflows.compare.compare", ("url",))

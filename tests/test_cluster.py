@@ -160,7 +160,7 @@ def test_ctrl_c_on_the_driver_stops_every_host_and_keeps_their_rows(store, tmp_p
 
 def test_a_study_runs_every_step_on_one_then_two_hosts(store, tmp_path):
     out = tmp_path / "study"
-    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/cluster-study/", "--endpoint",
+    proc = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/cluster-study/", "--endpoint",
                    store.server.endpoint, "--quick", "--local-cluster", "2", "--grid", "hosts=1,2", "--grid",
                    "concurrency=1,4", "--duration", "1s", "--out", str(out), env=store.env(), timeout=240)
     assert proc.returncode == 0, proc.stderr
@@ -177,7 +177,7 @@ def test_a_study_runs_every_step_on_one_then_two_hosts(store, tmp_path):
 
 def test_a_write_study_on_two_hosts_keeps_keys_apart_and_cleans_up(store, tmp_path):
     out = tmp_path / "study"
-    proc = run_cli("objperf.study", "write-part-size", f"s3://{store.bucket}/cluster-wps/", "--endpoint",
+    proc = run_cli("objperf", "study", "write-part-size", f"s3://{store.bucket}/cluster-wps/", "--endpoint",
                    store.server.endpoint, "--quick", "--local-cluster", "2", "--grid", "part_size=5MiB",
                    "--grid", "concurrency=2", "--duration", "2s", "--out", str(out), env=store.env(), timeout=240)
     assert proc.returncode == 0, proc.stderr
@@ -194,7 +194,7 @@ def test_a_write_study_on_two_hosts_keeps_keys_apart_and_cleans_up(store, tmp_pa
     (["--local-cluster", "1", "--grid", "hosts=1,2"], "the cluster has 1 worker(s), the run asks for 2"),
 ])
 def test_bad_study_hosts_grid_is_one_line_and_exit_2(store, tmp_path, args, message):
-    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint",
+    proc = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint",
                    store.server.endpoint, "--quick", *args, "--out", str(tmp_path / "s"), env=store.env())
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
@@ -205,8 +205,8 @@ def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path)
     driver did not know the host's run id, which names its objects.  The driver now chooses it."""
     from objperf.cluster.connect import open_cluster
     from objperf.cluster.runner import run_on_cluster
-    from objperf.cluster.writes import abort_lost, host_prefix
-    from objperf.plan.writes import WriteWorkload
+    from objperf.cluster.writes import abort_lost
+    from objperf.plan.writes import WriteWorkload, host_prefix
     from objperf.run.jobs import write_job
 
     settings = store.server.settings()

@@ -49,11 +49,11 @@ def test_mixed_takes_c_for_both_directions(store, tmp_path):
 
 
 def test_the_notebook_command_parses_its_arguments_and_runs_from_anywhere(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "objperf.plots.notebooks", "--help"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "objperf.commands.notebooks", "--help"], capture_output=True,
                           text=True, cwd=tmp_path)
     assert done.returncode == 0 and "--notebooks" in done.stdout
     assert not list(tmp_path.iterdir())  # --help ran nothing and wrote nothing
-    missing = subprocess.run([sys.executable, "-m", "objperf.plots.notebooks", "--notebooks", str(tmp_path / "x")],
+    missing = subprocess.run([sys.executable, "-m", "objperf.commands.notebooks", "--notebooks", str(tmp_path / "x")],
                              capture_output=True, text=True, cwd=tmp_path)
     assert missing.returncode == 2 and "no notebooks in" in missing.stderr
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 from objperf.peers import clients
-from objperf.peers.comparison import CLIENTS, Target, available, load_client_runs, run_compare
+from objperf.peers.compare import CLIENTS, Target, available, load_client_runs, run_compare
 
 MIB = 1 << 20
 
@@ -48,8 +48,8 @@ def test_the_ruby_sdk_puts_and_gets_verified_bytes(store):
 
 
 def test_the_aws_crt_counts_as_installed_though_commands_keep_botocore_from_loading_it():
-    probe = ("from objperf.cli import skip_aws_crt; skip_aws_crt(); "
-             "from objperf.peers.comparison import available; print(available(['aws crt'], print))")
+    probe = ("from objperf.commands.common import skip_aws_crt; skip_aws_crt(); "
+             "from objperf.peers.compare import available; print(available(['aws crt'], print))")
     done = __import__("subprocess").run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().endswith("['aws crt']"), done.stdout + done.stderr  # the bench extra installs it
 
@@ -102,11 +102,11 @@ def test_a_failing_client_is_recorded_as_failed_not_fast(store, tmp_path):
 
 
 def test_compare_cli_bad_input():
-    proc = run_cli("objperf.compare", "--clients", "wget")
+    proc = run_cli("objperf", "compare", "--clients", "wget")
     assert proc.returncode == 2 and "unknown client" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
-    proc = run_cli("objperf.compare", "--target", "only-a-name")
+    proc = run_cli("objperf", "compare", "--target", "only-a-name")
     assert proc.returncode == 2 and "bad --target" in proc.stderr
-    proc = run_cli("objperf.compare", "--target", "lab s3://b/p/ ca_bundle=/nonexistent.pem")
+    proc = run_cli("objperf", "compare", "--target", "lab s3://b/p/ ca_bundle=/nonexistent.pem")
     assert proc.returncode == 2 and "ca_bundle /nonexistent.pem: no such file" in proc.stderr
 
 
@@ -122,7 +122,7 @@ def test_one_store_takes_the_same_target_options_as_every_command(store, tmp_pat
 
 
 def test_target_options_without_a_url_are_refused_in_one_line():
-    proc = run_cli("objperf.compare", "--region", "auto", "--no-save")
+    proc = run_cli("objperf", "compare", "--region", "auto", "--no-save")
     assert proc.returncode == 2 and "give s3://BUCKET/PREFIX/" in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -34,7 +34,7 @@ def runs(store, tmp_path_factory):
                                                              prefix="datasets/", requests=2, cleanup=True),
                       out=where / "write")
     study = where / "study"
-    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/datasets-study/", "--endpoint",
+    proc = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/datasets-study/", "--endpoint",
                    store.server.endpoint, "--quick", "--grid", "concurrency=1,2", "--duration", "1s", "--out",
                    str(study), env=store.env(), timeout=240)
     assert proc.returncode == 0, proc.stderr

@@ -64,7 +64,7 @@ def wait_for_rows(out: Path, timeout: float = 30) -> None:
 
 def test_a_full_disk_under_a_put_still_aborts_every_upload(store, small_disk):
     out = small_disk(256 << 10) / "put"
-    done = run_cli("objperf.put", f"s3://{store.bucket}/full-disk/", "--endpoint", store.server.endpoint,
+    done = run_cli("objperf", "put", f"s3://{store.bucket}/full-disk/", "--endpoint", store.server.endpoint,
                    "--object-size", "64MiB", "--part-size", "5MiB", "-c", "4", "--keys", "3", "--duration", "60s",
                    "--out", str(out), env=store.env(), timeout=120)
     assert done.returncode == 1, done.stderr
@@ -77,7 +77,7 @@ def test_a_full_disk_under_a_put_still_aborts_every_upload(store, small_disk):
 
 def test_a_second_ctrl_c_does_not_cut_the_aborts_short(store, tmp_path):
     out = tmp_path / "p"
-    args = [sys.executable, "-m", "objperf.put", f"s3://{store.bucket}/twice/", "--endpoint", store.server.endpoint,
+    args = [sys.executable, "-m", "objperf", "put", f"s3://{store.bucket}/twice/", "--endpoint", store.server.endpoint,
             "--object-size", "200MiB", "--part-size", "5MiB", "-c", "4", "--keys", "3", "--duration", "60s",
             "--out", str(out)]
     proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -95,7 +95,7 @@ def test_a_second_ctrl_c_does_not_cut_the_aborts_short(store, tmp_path):
 def test_aborts_the_store_did_not_take_are_listed_and_fail_the_run(own_server, tmp_path):
     server, client = own_server
     out = tmp_path / "p"
-    args = [sys.executable, "-m", "objperf.put", "s3://faults/dies/", "--endpoint", server.endpoint,
+    args = [sys.executable, "-m", "objperf", "put", "s3://faults/dies/", "--endpoint", server.endpoint,
             "--object-size", "400MiB", "--part-size", "5MiB", "-c", "2", "--keys", "2", "--duration", "60s",
             "--out", str(out)]
     proc = subprocess.Popen(args, env=server_env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -114,7 +114,7 @@ def test_aborts_to_a_store_that_stopped_answering_go_out_together_and_are_report
     one after another, a timeout each, and the summary still said the uploads were aborted."""
     server, client = own_server
     out = tmp_path / "p"
-    args = [sys.executable, "-m", "objperf.put", "s3://faults/frozen/", "--endpoint", server.endpoint,
+    args = [sys.executable, "-m", "objperf", "put", "s3://faults/frozen/", "--endpoint", server.endpoint,
             "--object-size", "20MiB", "--part-size", "5MiB", "-c", "16", "--keys", "8", "--duration", "12s",
             "--timeout", "3s", "--out", str(out)]
     proc = subprocess.Popen(args, env=server_env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -320,7 +320,7 @@ def test_sigterm_exits_143(store, tmp_path):
 
 def test_a_missing_bucket_is_the_same_exit_status_for_every_command(store):
     fetch = run_cli("objperf.fetch", "s3://no-such-bucket-x/k", "--endpoint", store.server.endpoint, env=store.env())
-    put = run_cli("objperf.put", "s3://no-such-bucket-x/k/", "--endpoint", store.server.endpoint, env=store.env())
+    put = run_cli("objperf", "put", "s3://no-such-bucket-x/k/", "--endpoint", store.server.endpoint, env=store.env())
     assert fetch.returncode == put.returncode == 1
     assert "does not exist" in fetch.stderr and "does not exist" in put.stderr
 
@@ -339,7 +339,7 @@ def test_bad_connection_flags_are_one_line_and_exit_2(flags, message):
 
 
 def test_objects_queued_but_never_started_are_not_counted_cut(store):
-    done = run_cli("objperf.mixed", f"s3://{store.bucket}/data/even.bin", "--write-to",
+    done = run_cli("objperf", "mixed", f"s3://{store.bucket}/data/even.bin", "--write-to",
                    f"s3://{store.bucket}/mixed-cut/", "--endpoint", store.server.endpoint, "--object-size", "1MiB",
                    "--part-size", "8MiB", "--read-concurrency", "2", "--write-concurrency", "4", "--duration", "2s",
                    "--cleanup", "--json", env=store.env(), timeout=120)

@@ -70,7 +70,7 @@ def test_many_slots_share_a_bounded_receive_buffer_and_the_manifest_says_which(s
 
 @pytest.mark.parametrize("module, args", [
     ("objperf.fetch", ("s3://{bucket}/data/odd.bin", "--range-size", "1MiB", "-c", "3")),
-    ("objperf.put", ("s3://{bucket}/no-save/", "--object-size", "1MiB", "--requests", "2", "--cleanup")),
+    ("objperf.commands.put", ("s3://{bucket}/no-save/", "--object-size", "1MiB", "--requests", "2", "--cleanup")),
 ])
 def test_a_run_that_keeps_no_rows_loads_neither_pyarrow_nor_pandas(store, module, args):
     """pyarrow is 27 MiB of RSS and 40 ms of start-up: a --no-save run has no use for it."""
@@ -123,7 +123,7 @@ def test_a_run_writes_its_dataset_without_pandas_or_arrows_compute_and_dataset_m
     assert set(df["remote_ip"]) == {"127.0.0.1"} and set(df["http_version"]) == {"1.1"}
     assert (df["tls_resumed"] == -1).all() and df["new_conn"].dtype == bool
     put_out = tmp_path / "put"  # flushed several times, then compacted into one part
-    put = subprocess.run([sys.executable, "-c", script.replace("objperf.fetch", "objperf.put"),
+    put = subprocess.run([sys.executable, "-c", script.replace("objperf.fetch", "objperf.commands.put"),
                           f"s3://{store.bucket}/no-pandas/", "--endpoint", store.server.endpoint, "--object-size",
                           "6MiB", "--part-size", "5MiB", "--duration", "2.5s", "--cleanup", "--out", str(put_out)],
                          env=store.env(), capture_output=True, text=True, timeout=120)
@@ -268,7 +268,7 @@ def test_mixed_run_counts_both_directions_sockets_against_the_limit(store):
     # Either engine alone fits in 240 open files; the 100 + 100 sockets of both, held at once, do not.
     proc = fetch_under_open_file_limit(store, 48, 240, "--read-concurrency", "100", "--write-concurrency", "100",
                                        "--threads", "1", "--duration", "1s", may_raise_hard=False,
-                                       module="objperf.mixed")
+                                       module="objperf.commands.mixed")
     one_line_failure(proc, "reads and writes together (100 + 100 in flight) needs about")
     assert "ulimit -Hn" in proc.stderr
 

@@ -165,7 +165,7 @@ def put_args(s3: HostileS3, tmp_path: Path, *extra: str) -> list[str]:
 
 def test_a_create_without_upload_id_sends_no_part_and_fails(tmp_path):
     with HostileS3("create-no-upload-id") as s3:
-        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--keys", "2"), env=env(), timeout=60)
+        done = run_cli("objperf", "put", *put_args(s3, tmp_path, "--keys", "2"), env=env(), timeout=60)
         assert s3.calls.get("PUT", 0) == 0 and s3.calls.get("UPLOAD_PART", 0) == 0
         assert s3.calls.get("COMPLETE_MPU", 0) == 0
     assert done.returncode == 1, done.stdout
@@ -178,7 +178,7 @@ def test_a_create_without_upload_id_sends_no_part_and_fails(tmp_path):
 
 def test_a_part_without_etag_is_a_failed_row_and_the_upload_is_never_completed(tmp_path):
     with HostileS3("part-no-etag") as s3:
-        done = run_cli("objperf.put", *put_args(s3, tmp_path), env=env(), timeout=60)
+        done = run_cli("objperf", "put", *put_args(s3, tmp_path), env=env(), timeout=60)
         assert s3.calls.get("COMPLETE_MPU", 0) == 0
         assert s3.calls.get("ABORT_MPU", 0) == 1
     assert done.returncode == 1
@@ -189,7 +189,7 @@ def test_a_part_without_etag_is_a_failed_row_and_the_upload_is_never_completed(t
 
 def test_a_complete_answered_200_with_an_error_body_fails_the_object(tmp_path):
     with HostileS3("complete-200-error") as s3:
-        done = run_cli("objperf.put", *put_args(s3, tmp_path), env=env(), timeout=60)
+        done = run_cli("objperf", "put", *put_args(s3, tmp_path), env=env(), timeout=60)
         assert s3.calls.get("ABORT_MPU", 0) == 1
     assert done.returncode == 1
     assert "0 uploads completed, 1 failed" in done.stdout
@@ -197,7 +197,7 @@ def test_a_complete_answered_200_with_an_error_body_fails_the_object(tmp_path):
 
 def test_an_endless_create_answer_is_cut_and_memory_stays_bounded(tmp_path):
     with HostileS3("create-endless-body") as s3:
-        done, rss = run_measured("objperf.put", *put_args(s3, tmp_path))
+        done, rss = run_measured("objperf", "put", *put_args(s3, tmp_path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert rss < 600 << 20, f"peak RSS {rss >> 20} MiB"
     rows = load(tmp_path / "put")
@@ -207,7 +207,7 @@ def test_an_endless_create_answer_is_cut_and_memory_stays_bounded(tmp_path):
 def test_a_trickled_create_ends_with_the_runs_duration(tmp_path):
     with HostileS3("create-trickle") as s3:
         started = time.monotonic()
-        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--duration", "3s"), env=env(), timeout=90)
+        done = run_cli("objperf", "put", *put_args(s3, tmp_path, "--duration", "3s"), env=env(), timeout=90)
         took = time.monotonic() - started
     assert took < 30, f"took {took:.0f}s"
     assert "Traceback" not in done.stderr
@@ -216,7 +216,7 @@ def test_a_trickled_create_ends_with_the_runs_duration(tmp_path):
 
 def test_sigterm_ends_a_run_waiting_on_a_trickled_create(tmp_path):
     with HostileS3("create-trickle") as s3:
-        proc = subprocess.Popen([sys.executable, "-m", "objperf.put", *put_args(s3, tmp_path, "--duration", "5m")],
+        proc = subprocess.Popen([sys.executable, "-m", "objperf", "put", *put_args(s3, tmp_path, "--duration", "5m")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
         try:
             assert wait_for(lambda: s3.calls.get("CREATE_MPU", 0) >= 1, timeout=30)
@@ -231,13 +231,13 @@ def test_sigterm_ends_a_run_waiting_on_a_trickled_create(tmp_path):
 
 def test_all_parts_refused_is_a_failed_run_whose_summary_counts_what_was_sent(tmp_path):
     with HostileS3("part-500") as s3:
-        done = run_cli("objperf.put", *put_args(s3, tmp_path, "--json"), env=env(), timeout=60)
+        done = run_cli("objperf", "put", *put_args(s3, tmp_path, "--json"), env=env(), timeout=60)
     assert done.returncode == 1
     summary = json.loads(done.stdout)
     assert summary["status"] == "failed"
     parts = summary["directions"]["write"]
     assert summary["error_requests"] > 0 and parts["failed"] == parts["requests"]
-    text = run_cli("objperf.analyze", str(tmp_path / "put"), timeout=60).stdout
+    text = run_cli("objperf", "analyze", str(tmp_path / "put"), timeout=60).stdout
     assert f"no part acknowledged: {parts['failed']:,} refused or failed (their bytes are not counted)" in text
 
 
@@ -293,9 +293,9 @@ def test_control_bytes_from_the_server_never_reach_the_terminal(tmp_path):
     ("objperf.fetch", ["--threads", "100000"]),
     ("objperf.fetch", ["--range-size", "99999999999TiB"]),
     ("objperf.fetch", ["--timeout", "99999999h"]),
-    ("objperf.put", ["--keys", "99999999999999999999"]),
-    ("objperf.put", ["--object-size", "6TiB"]),
-    ("objperf.put", ["-c", "99999999999"]),
+    ("objperf.commands.put", ["--keys", "99999999999999999999"]),
+    ("objperf.commands.put", ["--object-size", "6TiB"]),
+    ("objperf.commands.put", ["-c", "99999999999"]),
 ])
 def test_a_number_too_large_is_one_line_before_any_request(command, args):
     with HostileS3("well-behaved") as s3:
@@ -308,7 +308,7 @@ def test_a_number_too_large_is_one_line_before_any_request(command, args):
 
 def test_put_with_a_hundred_million_keys_holds_none_before_its_first_request(tmp_path):
     with HostileS3("well-behaved") as s3:
-        done, rss = run_measured("objperf.put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--keys",
+        done, rss = run_measured("objperf", "put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--keys",
                                  "100000000", "--object-size", "1KiB", "--requests", "20", "--no-save")
     assert done.returncode == 0, done.stderr
     assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"

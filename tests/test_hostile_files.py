@@ -17,9 +17,9 @@ from test_imports import NEW_HEADER, stamp, warp_ops, write_warp
 
 from conftest import run_cli
 from objperf import load
+from objperf.bundle import pack
 from objperf.dataset import DatasetError, load_table, read_manifest
 from objperf.imports import bounded, warp
-from objperf.pack import pack
 
 pytestmark = pytest.mark.timeout(120)
 PASSWORD = "pw-s3cr3t-in-url"
@@ -58,7 +58,7 @@ def test_a_manifest_naming_a_file_outside_its_dataset_is_refused(dataset, tmp_pa
     with pytest.raises(DatasetError, match="no file of an objperf dataset"):
         load(copy)
     assert time.monotonic() - started < 10
-    done = run_cli("objperf.analyze", str(copy), timeout=60)
+    done = run_cli("objperf", "analyze", str(copy), timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert str(os.stat("/etc/passwd").st_size) not in done.stderr
 
@@ -83,7 +83,7 @@ def test_a_malformed_manifest_is_one_line(dataset, tmp_path, manifest_text):
     (copy / "manifest.json").write_bytes(manifest_text.encode("latin-1"))
     with pytest.raises(DatasetError):
         load(copy)
-    done = run_cli("objperf.analyze", str(copy), timeout=60)
+    done = run_cli("objperf", "analyze", str(copy), timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if "error" in line]) == 1
 
@@ -163,7 +163,7 @@ def test_an_import_with_a_byte_count_that_is_none_is_one_line(tmp_path, value):
     ops = warp_ops(5)
     ops[2] = (*ops[2][:2], value, *ops[2][3:])
     path = write_warp(tmp_path / "w.csv.zst", ops)
-    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
+    done = run_cli("objperf", "import", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "line 4: bad bytes" in done.stderr
     assert not (tmp_path / "out").exists()
@@ -183,7 +183,7 @@ def test_secrets_on_an_imported_command_line_never_reach_the_manifest(tmp_path):
     text += ("# warp get --access-key=AKIDEXAMPLE --secret-key wJalrXUtnFEMI --host=https://u:hunter2@h:9000 "
              "--session-token=\"tok en\"\n")
     path.write_bytes(zstd(text.encode()))
-    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
+    done = run_cli("objperf", "import", "warp", str(path), "--out", str(tmp_path / "out"), timeout=60)
     assert done.returncode == 0, done.stderr
     manifest = (tmp_path / "out" / "manifest.json").read_text()
     for secret in ("AKIDEXAMPLE", "wJalrXUtnFEMI", "hunter2", "tok en"):
@@ -214,11 +214,11 @@ def test_control_bytes_in_an_imported_file_never_reach_the_terminal(tmp_path):
     ops = warp_ops(6)
     ops[1] = (*ops[1][:3], "obj/\x1b]0;pwned\x07\x1b[2J", "\x1b[31mSlowDown\x08", *ops[1][5:])
     path = write_warp(tmp_path / "w.csv", ops, zstd=False)
-    done = run_cli("objperf.importer", "warp", str(path), "--out", str(tmp_path / "imp"), timeout=60)
+    done = run_cli("objperf", "import", "warp", str(path), "--out", str(tmp_path / "imp"), timeout=60)
     assert done.returncode == 0, done.stderr
     for args in (["--by", "key"], ["--by", "s3_error"], []):
-        shown = run_cli("objperf.analyze", str(tmp_path / "imp"), *args, timeout=60)
+        shown = run_cli("objperf", "analyze", str(tmp_path / "imp"), *args, timeout=60)
         assert shown.returncode == 0, shown.stderr
         text = shown.stdout + shown.stderr
         assert "\x1b" not in text and "\x07" not in text and "\x08" not in text
-    assert "\\x1b" in run_cli("objperf.analyze", str(tmp_path / "imp"), "--by", "key", timeout=60).stdout
+    assert "\\x1b" in run_cli("objperf", "analyze", str(tmp_path / "imp"), "--by", "key", timeout=60).stdout

@@ -48,7 +48,7 @@ def test_the_objperf_command_starts_from_a_plain_install(plain_install):
 
 
 def test_running_notebooks_without_the_extra_names_it_in_one_line(plain_install, tmp_path):
-    proc = run(plain_install, "python", "-m", "objperf.plots.notebooks", "--notebooks", str(CHECKOUT / "notebooks"),
+    proc = run(plain_install, "python", "-m", "objperf.commands.notebooks", "--notebooks", str(CHECKOUT / "notebooks"),
                str(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "pip install 'objperf[lab]'" in proc.stderr

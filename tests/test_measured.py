@@ -65,7 +65,7 @@ def runs(tmp_path_factory):
 
 
 def test_analyze_json_is_json_with_nulls_for_what_was_not_measured(runs):
-    done = run_cli("objperf.analyze", str(runs / "failed"), "--json", timeout=60)
+    done = run_cli("objperf", "analyze", str(runs / "failed"), "--json", timeout=60)
     assert done.returncode == 0, done.stderr
     summary = strict_json(done.stdout)["summary"]
     assert summary["ttfb_ms_p50"] is None
@@ -74,21 +74,22 @@ def test_analyze_json_is_json_with_nulls_for_what_was_not_measured(runs):
 
 
 def test_analyze_says_when_it_pools_separate_runs(runs):
-    pooled = run_cli("objperf.analyze", str(runs / "a"), str(runs / "b"), timeout=60)
+    pooled = run_cli("objperf", "analyze", str(runs / "a"), str(runs / "b"), timeout=60)
     assert "2 separate runs counted as one" in pooled.stdout
-    apart = run_cli("objperf.analyze", str(runs / "a"), str(runs / "b"), "--by", "run_id", timeout=60)
+    apart = run_cli("objperf", "analyze", str(runs / "a"), str(runs / "b"), "--by", "run_id", timeout=60)
     assert "counted as one" not in apart.stdout
 
 
 def test_cmp_never_calls_a_figure_not_measured_within_noise(runs):
-    done = run_cli("objperf.cmp", str(runs / "a"), str(runs / "failed"), timeout=60)
+    done = run_cli("objperf", "diff", str(runs / "a"), str(runs / "failed"), timeout=60)
     assert done.returncode == 0, done.stderr
     lines = {line.split()[1]: line for line in done.stdout.splitlines()[1:] if len(line.split()) > 1}
     assert "not measured" in lines["ttfb_ms_p50"]
     for metric in ("gbps", "steady_gbps"):
         assert "within noise" not in lines[metric] or "not measured" not in lines[metric]
     assert "NaN" not in done.stdout
-    as_json = strict_json(run_cli("objperf.cmp", str(runs / "a"), str(runs / "failed"), "--json", timeout=60).stdout)
+    diffed = run_cli("objperf", "diff", str(runs / "a"), str(runs / "failed"), "--json", timeout=60)
+    as_json = strict_json(diffed.stdout)
     ttfb = next(r for r in as_json["rows"] if r["metric"] == "ttfb_ms_p50")
     assert ttfb["failed"] is None
 
@@ -131,7 +132,7 @@ def test_control_rows_say_no_address_etag_or_http_version(tmp_path):
     env = {**__import__("os").environ, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
            "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": "/nonexistent"}
     with HostileS3("well-behaved") as s3:
-        done = run_cli("objperf.put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--object-size", "12MiB",
+        done = run_cli("objperf", "put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--object-size", "12MiB",
                        "--part-size", "5MiB", "--out", str(tmp_path / "p"), env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "HTTP/:" not in done.stdout and "the server answered" not in done.stdout
@@ -213,7 +214,7 @@ def test_the_objects_line_accounts_for_every_upload_opened(store, tmp_path):
     from objperf import load
 
     out = tmp_path / "m"
-    done = run_cli("objperf.mixed", f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
+    done = run_cli("objperf", "mixed", f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
                    "--duration", "2s", "--object-size", "40MiB", "--part-size", "5MiB", "--write-concurrency", "8",
                    "--read-concurrency", "2", "--json", "--out", str(out), env=store.env(), timeout=120)
     assert done.returncode == 0, done.stderr

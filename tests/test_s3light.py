@@ -179,21 +179,23 @@ def test_a_signal_ends_a_call_the_server_never_answers():
 
 
 def test_aws_region_is_honoured_beside_aws_default_region(store, monkeypatch):
-    from objperf.cli import s3_settings
-    from objperf.fetch import build_parser
+    from objperf.commands.fetch import build_parser
+    from objperf.commands.parser import parse_options
+    from objperf.options import FetchOptions
 
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
-    args = build_parser().parse_args([f"s3://{store.bucket}/data/small.bin", "--endpoint", store.server.endpoint])
-    settings = s3_settings(args)
+    options = parse_options(FetchOptions, build_parser(), [f"s3://{store.bucket}/data/small.bin", "--endpoint",
+                                                           store.server.endpoint])
+    settings = options.s3_settings()
     assert settings.region == "eu-west-3"
     assert "%2Feu-west-3%2Fs3%2F" in S3Client(settings).presign(store.bucket, "data/small.bin")
 
 
 def test_compare_signs_for_the_region_the_environment_names(monkeypatch):
-    from objperf.peers.comparison import Target
+    from objperf.peers.compare import Target
 
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_REGION", "ap-northeast-1")

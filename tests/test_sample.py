@@ -14,7 +14,7 @@ from objperf.schema import COLUMNS
 from objperf.studies.catalog import STUDIES
 from objperf.studies.sample import COMPARE
 from objperf.studies.sweep import STEP_RESULTS, load_steps
-from objperf.study import QUICK_OBJECT_SIZE, quick_duration
+from objperf.workflows.study import QUICK_OBJECT_SIZE, quick_duration
 
 pytestmark = pytest.mark.timeout(120)
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

@@ -26,7 +26,7 @@ GRIDS = {
 
 
 def run_study(name, out, *extra):
-    proc = run_cli("objperf.study", name, "--quick", "--object-size", "8MiB", "--out", str(out), *extra, timeout=600)
+    proc = run_cli("objperf", "study", name, "--quick", "--object-size", "8MiB", "--out", str(out), *extra, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc
 
@@ -75,7 +75,7 @@ def test_rerun_skips_finished_steps(tmp_path):
     again = run_study("client-cpu", out)
     assert again.stderr.count("already done, kept") == 2
     assert len(load_steps(out)) == 2
-    other = run_cli("objperf.study", "client-cpu", "--quick", "--object-size", "16MiB", "--out", str(out))
+    other = run_cli("objperf", "study", "client-cpu", "--quick", "--object-size", "16MiB", "--out", str(out))
     assert other.returncode == 2 and "resumes only with the same target and options" in other.stderr
     assert len(load_steps(out)) == 2
 
@@ -83,7 +83,7 @@ def test_rerun_skips_finished_steps(tmp_path):
 def test_a_study_out_that_is_a_file_is_one_line(tmp_path):
     taken = tmp_path / "taken"
     taken.write_text("not a study")
-    proc = run_cli("objperf.study", "client-cpu", "--quick", "--out", str(taken))
+    proc = run_cli("objperf", "study", "client-cpu", "--quick", "--out", str(taken))
     assert proc.returncode == 2 and "is a file" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -111,13 +111,13 @@ def test_a_grid_override_is_the_sweep(tmp_path):
     (["ttfb-size", "--range-size", "1MiB"], "ttfb-size sets range_size itself"),
 ])
 def test_a_bad_grid_or_a_swept_option_is_one_line(flags, message, tmp_path):
-    proc = run_cli("objperf.study", *flags, "--quick", "--out", str(tmp_path / "x"))
+    proc = run_cli("objperf", "study", *flags, "--quick", "--out", str(tmp_path / "x"))
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
 
 def test_unknown_study_is_one_line():
-    proc = run_cli("objperf.study", "fastest-ever", "--out", "/tmp/x")
+    proc = run_cli("objperf", "study", "fastest-ever", "--out", "/tmp/x")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -133,7 +133,7 @@ def test_ceiling_proof_reports_the_store_and_the_other_stream_apart(trickle_url,
 
 def test_a_study_compares_one_source_address_against_two(store, tmp_path):
     out = tmp_path / "sources"
-    proc = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/study-sources/", "--endpoint",
+    proc = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/study-sources/", "--endpoint",
                    store.server.endpoint, "--quick", "--interface", "127.0.0.2,127.0.0.3", "--grid", "sources=1,2",
                    "--grid", "concurrency=4", "--duration", "1s", "--out", str(out), env=store.env(), timeout=240)
     assert proc.returncode == 0, proc.stderr
@@ -141,14 +141,15 @@ def test_a_study_compares_one_source_address_against_two(store, tmp_path):
     rows = load(out)
     used = rows.groupby("sources")["local_ip"].apply(lambda ips: sorted(set(ips.astype(str)))).to_dict()
     assert used == {1: ["127.0.0.2"], 2: ["127.0.0.2", "127.0.0.3"]}
-    bad = run_cli("objperf.study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint,
+    bad = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/x/", "--endpoint",
+                  store.server.endpoint,
                   "--quick", "--interface", "127.0.0.2", "--grid", "sources=1,2", "--out", str(tmp_path / "b"),
                   env=store.env())
     assert bad.returncode == 2 and "needs --interface with at least 2 source addresses" in bad.stderr
 
 
 def test_the_wan_study_refuses_a_tls_endpoint_in_one_line(store, tmp_path):
-    proc = run_cli("objperf.study", "wan", f"s3://{store.bucket}/wan-tls/", "--quick", "--endpoint",
+    proc = run_cli("objperf", "study", "wan", f"s3://{store.bucket}/wan-tls/", "--quick", "--endpoint",
                    store.server.endpoint_tls, "--ca-bundle", store.server.tls[2], "--out", str(tmp_path / "w"),
                    env=store.env(), timeout=120)
     assert proc.returncode == 2 and "relays plain HTTP" in proc.stderr and "Traceback" not in proc.stderr
@@ -169,7 +170,7 @@ def test_the_concurrency_a_throughput_needs_per_distance():
 def test_a_studys_table_fits_the_terminal_with_units_and_counts_only_acknowledged_writes(name):
     from pathlib import Path
 
-    from objperf.study import step_table
+    from objperf.studies.table import step_table
 
     steps = load_steps(Path(__file__).resolve().parents[1] / "data" / "sample" / name)
     text = step_table(steps)

@@ -88,7 +88,7 @@ def test_a_presigned_https_url_is_read_with_the_ca_bundle(store):
 
 
 def test_uploads_over_tls_read_back_verified(store):
-    done = run_cli("objperf.put", f"s3://{store.bucket}/tls/", "--endpoint", store.server.endpoint_tls,
+    done = run_cli("objperf", "put", f"s3://{store.bucket}/tls/", "--endpoint", store.server.endpoint_tls,
                    "--ca-bundle", store.server.tls[2], "--object-size", "12MiB", "--part-size", "5MiB",
                    "-c", "2", "--requests", "1", "--verify", "--cleanup", "--json", env=store.env())
     assert done.returncode == 0, done.stderr

@@ -263,7 +263,7 @@ def test_a_short_runs_aborts_are_not_cut_by_its_duration(store, tmp_path):
     """At the end of a 1 s run SeaweedFS takes its aborts of uploads on one key a second apart.  Bounded by
     the run's duration, they timed out and the uploads stayed open; they are bounded by --timeout."""
     out = tmp_path / "run"
-    done = run_cli("objperf.put", f"s3://{store.bucket}/short/", "--endpoint", store.server.endpoint, "-c", "16",
+    done = run_cli("objperf", "put", f"s3://{store.bucket}/short/", "--endpoint", store.server.endpoint, "-c", "16",
                    "--object-size", "6MiB", "--part-size", "5MiB", "--keys", "1", "--duration", "1s", "--cleanup",
                    "--out", str(out), env=store.env())
     assert done.returncode == 0, done.stderr
@@ -313,14 +313,14 @@ def test_a_mixed_run_outlasts_its_presigned_urls(store):
     (["--interface", "192.0.2.7"], "bad --interface '192.0.2.7'"),  # TEST-NET-1: no host has it
 ])
 def test_put_bad_input(store, args, message):
-    proc = run_cli("objperf.put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
+    proc = run_cli("objperf", "put", f"s3://{store.bucket}/x/", "--endpoint", store.server.endpoint, *args,
                    env=store.env())
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
 
 
 def test_put_to_a_missing_bucket(store):
-    proc = run_cli("objperf.put", "s3://no-such-bucket-w/x/", "--endpoint", store.server.endpoint, env=store.env())
+    proc = run_cli("objperf", "put", "s3://no-such-bucket-w/x/", "--endpoint", store.server.endpoint, env=store.env())
     assert proc.returncode != 0 and "does not exist" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -353,7 +353,7 @@ def test_ctrl_c_before_an_upload_id_arrives_still_leaves_nothing_open(store, mon
 
 def test_interrupted_put_aborts_its_uploads(store, tmp_path):
     out = tmp_path / "p"
-    args = [sys.executable, "-m", "objperf.put", f"s3://{store.bucket}/int/", "--endpoint", store.server.endpoint,
+    args = [sys.executable, "-m", "objperf", "put", f"s3://{store.bucket}/int/", "--endpoint", store.server.endpoint,
             "--object-size", "200MiB", "--part-size", "5MiB", "-c", "2", "--duration", "60s", "--out", str(out)]
     proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30

@@ -34,14 +34,14 @@ def parse_window(text: str | None) -> tuple[float, float] | None:
     """``10s..50s`` (seconds from the first request's start; either end may be left out) → (start, end)."""
     if not text:
         return None
-    from objperf.cli import duration_arg
+    from objperf.sizes import parse_duration
 
     start, sep, end = text.partition("..")
     if not sep:
         raise UsageError(f"bad --window {text!r}: give START..END in seconds from the run's start, e.g. 10s..50s")
     try:
-        bounds = (duration_arg(start) if start else 0.0, duration_arg(end) if end else float("inf"))
-    except Exception as exc:  # argparse's type error: one line either way
+        bounds = (parse_duration(start) if start else 0.0, parse_duration(end) if end else float("inf"))
+    except UsageError as exc:
         raise UsageError(f"bad --window {text!r}: {exc}") from None
     if bounds[1] <= bounds[0]:
         raise UsageError(f"bad --window {text!r}: its end must come after its start")

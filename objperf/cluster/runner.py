@@ -172,29 +172,9 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if not isinstance(exc, ObjperfError) else str(exc)
 
 
-def cluster_asked(args) -> bool:
-    return bool(getattr(args, "cluster", None) or getattr(args, "local_cluster", None))
-
-
-def check_cluster_args(args) -> None:
-    """What a cluster run cannot do, said before anything starts."""
-    from objperf.errors import UsageError
-
-    if not cluster_asked(args):
-        if getattr(args, "workers", None) or getattr(args, "wait_for", None):
-            raise UsageError("--workers and --wait-for choose workers of a cluster: give --cluster or --local-cluster")
-        return
-    if args.cluster and args.local_cluster:
-        raise UsageError("--cluster and --local-cluster contradict each other: give one")
-    if getattr(args, "no_save", False):
-        raise UsageError("a cluster run brings every host's rows into its dataset: drop --no-save")
-    if args.cluster and not args.url:
-        raise UsageError("the embedded server listens on this machine only: give the URL of a store every worker "
-                         "can reach, or run the workers here with --local-cluster N")
-
-
 def cluster_of(args, invocation):
-    """The cluster the command line names (``--cluster`` or ``--local-cluster``), as a context."""
+    """The cluster ``args`` (``objperf.options.groups.ClusterOptions``) names (``--cluster`` or
+    ``--local-cluster``), as a context."""
     from objperf.cluster.connect import open_cluster
 
     return open_cluster(args.cluster, args.local_cluster, workers=args.workers, wait_for=args.wait_for,
@@ -202,6 +182,6 @@ def cluster_of(args, invocation):
 
 
 def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
-    """``job`` on every host of the cluster the command line names."""
+    """``job`` on every host of the cluster ``args`` names."""
     with cluster_of(args, invocation) as cluster:
         return run_on_cluster(cluster, job, out=args.out, say=invocation.say, **run)

@@ -1,23 +1,10 @@
-"""Writes across hosts: every host under its own prefix, so no two hosts' keys can collide, and what a host
-that died left open is aborted by the driver."""
+"""Writes across hosts: what a host that died left open is aborted by the driver (each host writes under its
+own prefix, ``objperf.plan.writes.host_prefix``, so no two hosts' keys can collide)."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from objperf.plan.writes import WriteWorkload
+from objperf.plan.writes import WriteWorkload, host_prefix
 from objperf.s3.client import S3Settings
-
-
-def host_prefix(prefix: str, index: int) -> str:
-    return f"{prefix}host{index:02d}/"
-
-
-def on_host(workload: WriteWorkload, index: int | None) -> WriteWorkload:
-    """``workload`` as host ``index`` runs it (unchanged on a single host)."""
-    if index is None:
-        return workload
-    return dataclasses.replace(workload, prefix=host_prefix(workload.prefix, index))
 
 
 def abort_lost(settings: S3Settings, workload: WriteWorkload, index: int, run_id: str) -> None:

@@ -1,4 +1,4 @@
-"""The bench behind ``python -m objperf.bench``: objperf against its peers reading and writing
+"""The bench behind ``objperf bench``: objperf against its peers reading and writing
 the same object on the same local SeaweedFS in the same run, interleaved,
 median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, curl, and — where
 nginx is installed — a file served from /dev/shm (the raw HTTP ceiling of this
@@ -58,7 +58,7 @@ def crc_of_file(path: Path) -> int:
 
 def has_module(name: str) -> bool:
     if not clients.has_module(name):
-        print(f"objperf.bench: {name} is not installed, skipped", file=sys.stderr)
+        print(f"objperf bench: {name} is not installed, skipped", file=sys.stderr)
         return False
     return True
 
@@ -410,7 +410,7 @@ def bench_analysis(rows: int) -> str:
             t2 = time.perf_counter()
             timings.append((t1 - t0, t2 - t1))
         load_s, curve_s = (median([t[i] for t in timings]) for i in (0, 1))
-    return (f"objperf.bench analysis: {rows:,} rows, {len(curve)} grid points, median of 3: load {load_s:.2f} s + "
+    return (f"objperf bench analysis: {rows:,} rows, {len(curve)} grid points, median of 3: load {load_s:.2f} s + "
             f"concurrency curve {curve_s:.2f} s = {load_s + curve_s:.2f} s (goal: under 2 s)")
 
 

@@ -116,7 +116,7 @@ def objperf_fetch(url: str, *, endpoint: str, concurrency: int, range_size: int,
 
 def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, part_size: int,
                 extra: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, "-m", "objperf.put", url, *store_flags(url, endpoint), "-c", str(concurrency),
+    return [sys.executable, "-m", "objperf", "put", url, *store_flags(url, endpoint), "-c", str(concurrency),
             "--part-size", str(part_size), "--object-size", str(object_size), "--requests", "1", "--json", *extra]
 
 
@@ -263,7 +263,7 @@ def tool(name: str) -> str | None:
 
 def has_module(name: str) -> bool:
     """Whether ``name`` is installed: looked up on the path, not in ``sys.modules``, where objperf's commands
-    mark the AWS CRT absent (``objperf.cli.skip_aws_crt``) so that botocore does not load it."""
+    mark the AWS CRT absent (``objperf.commands.common.skip_aws_crt``) so that botocore does not load it."""
     import importlib.machinery
 
     return importlib.machinery.PathFinder.find_spec(name) is not None

@@ -72,7 +72,7 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
     header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
               f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'private':>8} {'ok':>4}  "
               f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
-    lines = [f"objperf.bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
+    lines = [f"objperf bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
              f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
              f"from wall time less the client's own 1 MiB run; server = the server's CPU-s per GiB served to "

@@ -103,6 +103,18 @@ class WriteWorkload:
                 "spread_to": list(self.spread_to), "names": list(self.names)}
 
 
+def host_prefix(prefix: str, index: int) -> str:
+    """Where host ``index`` of a cluster writes: under its own prefix, so no two hosts' keys can collide."""
+    return f"{prefix}host{index:02d}/"
+
+
+def on_host(workload: WriteWorkload, index: int | None) -> WriteWorkload:
+    """``workload`` as host ``index`` runs it (unchanged on a single host)."""
+    if index is None:
+        return workload
+    return replace(workload, prefix=host_prefix(workload.prefix, index))
+
+
 def object_key(prefix: str, run_id: str, index: int) -> str:
     """Keys are named after the run, so cleanup can never touch an object the run did not write."""
     return f"{prefix}objperf-{run_id[:8]}-{index:05d}"

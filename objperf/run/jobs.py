@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from objperf.cluster.writes import on_host
 from objperf.plan.reads import ReadWorkload
-from objperf.plan.writes import WriteWorkload
+from objperf.plan.writes import WriteWorkload, on_host
 from objperf.run.recorder import RunResult
 from objperf.s3.client import URL_LIFETIME_S, S3Settings
 from objperf.s3.target import ResolvedTarget

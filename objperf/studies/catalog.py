@@ -18,6 +18,7 @@ from objperf.plan.writes import WriteWorkload
 from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
 from objperf.run.seed import seed_objects
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
+from objperf.studies.grids import FIXED, GRIDS, REFUSED  # noqa: F401 - named here too
 from objperf.studies.sweep import Step
 
 MIB = 1 << 20
@@ -429,24 +430,3 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "client-cpu": client_cpu,
     "wan": wan,
 }
-
-# What each study sweeps, by workload keyword: what --grid may set.  A step also fixes some keywords
-# itself (its ``FIXED``): the user's options never override those, and giving one is refused.
-GRIDS: dict[str, frozenset[str]] = {
-    "read-concurrency": frozenset({"concurrency"}),
-    "write-part-size": frozenset({"part_size", "concurrency"}),
-    "key-fanout": frozenset({"keys"}),
-    "bucket-fanout": frozenset({"buckets"}),
-    "ttfb-size": frozenset({"object_size"}),
-    "hot-object": frozenset({"concurrency"}),
-    "client-cpu": frozenset({"threads"}),
-    "wan": frozenset({"delay_ms", "concurrency"}),
-}
-FIXED: dict[str, frozenset[str]] = {
-    **GRIDS,
-    "bucket-fanout": frozenset({"buckets", "concurrency"}),  # the user's -c is each bucket's share
-    "ip-family": frozenset({"ip", "connect_to"}),
-    "ttfb-size": frozenset({"object_size", "range_size"}),
-    "hot-object": frozenset({"concurrency", "range_size"}),
-}
-REFUSED = {name: keys - ({"concurrency"} if name == "bucket-fanout" else set()) for name, keys in FIXED.items()}

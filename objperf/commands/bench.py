@@ -1,4 +1,4 @@
-"""``python -m objperf.bench`` — objperf against its peers reading and writing
+"""``objperf bench`` — objperf against its peers reading and writing
 the same object on the same local SeaweedFS in the same run, interleaved,
 median of N repetitions (``objperf.peers.bench`` measures; this command parses
 its options, runs the rounds and prints the tables)."""
@@ -22,9 +22,13 @@ from objperf.peers.tables import GIB, SMALL_SIZE, median, render_table
 
 
 def main(argv: list[str] | None = None) -> int:
-    from objperf.cli import OneLineParser, positive_int, run_main, size_arg
+    from objperf.commands.common import run_main
+    from objperf.commands.parser import OneLineParser, word_type
+    from objperf.options.kinds import COUNT, SIZE
 
-    parser = OneLineParser(prog="objperf.bench", description=__doc__.split("\n\n")[0])
+    positive_int, size_arg = word_type(COUNT.parse), word_type(SIZE.parse)
+
+    parser = OneLineParser(prog="objperf bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--op", choices=("get", "tls", "put", "scale", "analysis", "cluster", "all"), default="all",
                         help="reads, reads and writes over TLS (nginx, with HTTP/2; SeaweedFS's HTTPS gateway), "
                              "writes, 4096 in flight and 1 KiB requests (nginx), loading and analysing 10 million "
@@ -41,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
                         help="part size for writes (default 32MiB)")
     args = parser.parse_args(argv)
-    return run_main("objperf.bench", lambda: _bench(args))
+    return run_main("objperf bench", lambda: _bench(args))
 
 
 def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str, server_cpu_s):

@@ -8,7 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from objperf.cli import Invocation, add_price_arg, command_main, new_parser
+from objperf.commands.common import command_main
+from objperf.commands.parser import add_option, new_parser
+from objperf.options.groups import OutputOptions
+from objperf.run.invocation import Invocation
 
 PROG = "objperf analyze"
 
@@ -31,7 +34,7 @@ def build_parser():
                                 "part_size, host, run_id, op, remote_ip, …)")
     p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
-    add_price_arg(p)
+    add_option(p, OutputOptions, "price")
     return p
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import sys
 
-from objperf.cli import Invocation, add_target_args, command_main, new_parser, s3_settings
+from objperf.commands.common import command_main
+from objperf.commands.parser import options_parser
+from objperf.options.cleanup import CleanupOptions
+from objperf.run.invocation import Invocation
 
 PROG = "objperf cleanup"
 
@@ -18,20 +21,14 @@ EXAMPLES = """examples:
 
 
 def build_parser():
-    p = new_parser(PROG, __doc__, EXAMPLES)
-    p.add_argument("url", nargs="?", help="s3://BUCKET/PREFIX whose open multipart uploads to abort")
-    p.add_argument("--dry-run", action="store_true", help="list what would be aborted, abort nothing")
-    p.add_argument("--every-upload", action="store_true",
-                   help="every open upload under the prefix, not only those of objperf's keys (objperf-RUN-NNNNN)")
-    add_target_args(p)
-    return p
+    return options_parser(CleanupOptions, PROG, __doc__, EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return command_main(PROG, build_parser, execute, report, argv)
+    return command_main(PROG, build_parser, execute, report, argv, options=CleanupOptions)
 
 
-def execute(args, invocation: Invocation):
+def execute(args: CleanupOptions, invocation: Invocation):
     from objperf import scratch
     from objperf.run.leftovers import Leftovers, abort_uploads, find_uploads
     from objperf.s3.target import split_s3_url
@@ -39,7 +36,7 @@ def execute(args, invocation: Invocation):
     found = Leftovers()
     if args.url:
         bucket, prefix = split_s3_url(args.url)
-        settings = s3_settings(args)
+        settings = args.s3_settings()
         found = find_uploads(settings, bucket, prefix, every_upload=args.every_upload)
         if not args.dry_run:
             abort_uploads(settings, found)

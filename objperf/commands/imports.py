@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from objperf.cli import Invocation, command_main, default_out, new_parser
+from objperf.commands.common import command_main
+from objperf.commands.parser import new_parser
+from objperf.run.invocation import Invocation, default_out
 
 PROG = "objperf import"
 TOOLS = ("warp", "elbencho")

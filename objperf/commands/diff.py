@@ -8,9 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from objperf.cli import Invocation, command_main, new_parser
+from objperf.commands.common import command_main
+from objperf.commands.parser import new_parser
+from objperf.run.invocation import Invocation
 
-PROG = "objperf cmp"
+PROG = "objperf diff"
 NOT_MEASURED = "not measured"
 
 EXAMPLES = """examples:

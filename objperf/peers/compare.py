@@ -1,4 +1,4 @@
-"""The client comparison behind ``python -m objperf.compare``: download and upload the same object with every
+"""The client comparison behind ``objperf compare``: download and upload the same object with every
 available client (objperf, s5cmd, the AWS CLI, boto3, the AWS CRT, curl) against
 one or more targets, interleaved, N repetitions; every run verified by hash,
 measured from outside, one row per client run in a dataset.

@@ -1,0 +1,19 @@
+"""The commands: each parses its command line (from its options class where it has one, ``objperf.options``),
+calls the library (``objperf.workflows``, ``objperf.analysis``, …) and reports what it gave.  No library
+module imports a command."""
+
+# name → (module in this package, what it does); ``import`` is Python's keyword, ``diff`` was once ``cmp``.
+COMMANDS = {
+    "fetch": ("fetch", "read from a store: concurrent ranged GETs, one row per request"),
+    "put": ("put", "write to a store: PUTs and multipart uploads from memory"),
+    "mixed": ("mixed", "read and write at the same time"),
+    "study": ("study", "one experiment of the published benchmark, as a sweep"),
+    "compare": ("compare", "objperf against other S3 clients on the same objects"),
+    "bench": ("bench", "objperf and its peers on one local server, ratios printed"),
+    "analyze": ("analyze", "a saved dataset summarised again: filtered, grouped, with figures"),
+    "diff": ("diff", "two or more datasets side by side: what changed, and whether it is more than noise"),
+    "import": ("imports", "another tool's results (warp, elbencho) as an objperf dataset"),
+    "pack": ("pack", "a dataset or study in one file (tar or zip) to send; objperf.load reads it"),
+    "cleanup": ("cleanup", "what killed runs left: open multipart uploads in a store, scratch and servers here"),
+}
+ALIASES = {"cmp": "diff"}  # names that earlier releases used

@@ -1,0 +1,146 @@
+"""What every objperf command shares: one-line errors, exit codes, signal handling, the run's report, and
+how a command line becomes a call of the library (``objperf.workflows``) and a report."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import NoReturn
+
+from objperf.errors import ObjperfError
+from objperf.run.invocation import Invocation
+from objperf.run.signals import StopSignals, handled
+from objperf.sanitize import printable
+
+# The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run ended by SIGTERM exits 143 (128 + 15), as shells report it
+_stop = StopSignals()  # the stop signals of the command running in this process
+
+
+def skip_aws_crt() -> None:
+    """Where the AWS CRT is installed, botocore loads it on import and signs through it: about
+    0.13 s more start-up for a command that needs none of it (objperf signs with botocore's own
+    SigV4 and moves bytes with libcurl).  Marked absent, botocore does without it."""
+    sys.modules.setdefault("awscrt", None)
+
+
+# Arrow's allocator (mimalloc, committing as it goes: see objperf/__init__.py) keeps freed pages a while: a
+# run's parquet part each second and its end (the summary read back, compaction) then held tens of MiB
+# more than they used.  Handing freed pages back at once makes a bulk load of millions of rows slower, so
+# only the commands that run transfers ask for it, before pyarrow is loaded: mimalloc reads its options
+# once.  Local cluster workers inherit it; a value the user set is kept.
+LEAN_ARROW_ALLOCATOR = {"MIMALLOC_PURGE_DELAY": "0"}
+
+
+def lean_arrow_allocator() -> None:
+    for name, value in LEAN_ARROW_ALLOCATOR.items():
+        os.environ.setdefault(name, value)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Around a command that does one run.  Start-up builds a few hundred thousand objects that
+    live as long as the process (botocore's models, NumPy), and the collector walks them again
+    and again as they come: about 0.05 s of CPU.  The run's clock turns it back on over a frozen
+    heap (``Recorder.start_clock``); leaving restores what the caller had."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def run_main(prog: str, body: Callable[[], int]) -> int:
+    """Run a command body; any failure becomes one line on stderr and a non-zero exit."""
+    global _stop
+    _stop = StopSignals()
+    with handled(_stop):
+        return _run_body(prog, body)
+
+
+def _run_body(prog: str, body: Callable[[], int]) -> int:
+    try:
+        return body()
+    except ObjperfError as exc:
+        print(f"{prog}: error: {printable(exc)}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return interrupted_exit()
+    except Exception as exc:  # the promise is one line, never a traceback
+        if os.environ.get("OBJPERF_DEBUG"):
+            raise
+        print(f"{prog}: error: {type(exc).__name__}: {printable(exc)} (set OBJPERF_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_ERROR
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a command's process: flush the standard streams and leave without tearing the
+    interpreter down.  Unwinding every module botocore and NumPy brought in costs 0.1–0.3 s
+    after the run is over, which a benchmark client should not spend.  For ``__main__`` only:
+    by then the command has closed everything it opened (datasets, servers, files)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def interrupted_exit() -> int:
+    """128 + the signal that stopped the run: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
+    return 128 + int(_stop.stopped_by)
+
+
+def command_main(prog: str, build_parser: Callable, execute: Callable, report: Callable, argv: list[str] | None, *,
+                 options: type | None = None, pause_collector: bool = True, transfers: bool = False) -> int:
+    """A command on the command line: parse (into an ``options`` object when the command has an options class),
+    run ``execute(options, invocation)``, ``report`` what it gave; the exit code.  ``transfers``: the command
+    measures transfers (see ``lean_arrow_allocator``)."""
+    from objperf.commands.parser import parse_options
+
+    skip_aws_crt()
+    if transfers:
+        lean_arrow_allocator()
+    parser = build_parser()
+    args = parse_options(options, parser, argv) if options is not None else parser.parse_args(argv)
+    invocation = Invocation(prog, show_progress=sys.stderr.isatty())
+    with collector_paused() if pause_collector else contextlib.nullcontext():
+        return run_main(prog, lambda: report(execute(args, invocation), args, invocation))
+
+
+def report(result, args, invocation: Invocation) -> int:
+    """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
+    from objperf.analysis.summary import format_summary
+    from objperf.jsontext import dumps
+    from objperf.run.outcome import left_open_text
+
+    prog, say = invocation.prog, invocation.say
+    if getattr(args, "price", None):
+        from objperf.analysis.cost import costs
+
+        result.summary["cost"] = costs(result.rows, args.price)
+    if args.json:
+        print(dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
+    else:
+        print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
+    if result.dataset:
+        say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
+    s = result.summary
+    left_open = s.get("uploads_left_open", [])
+    if left_open and "left open" not in s.get("error", ""):
+        print(f"{prog}: error: {printable(left_open_text(left_open))}", file=sys.stderr)
+    if result.status == "interrupted":
+        return interrupted_exit()
+    if result.status == "failed":  # objperf.run.outcome decided it, for the manifest as for the exit status
+        print(f"{prog}: error: {printable(s.get('error') or 'the run failed')}", file=sys.stderr)
+        return EXIT_ERROR
+    return 0

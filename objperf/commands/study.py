@@ -1,0 +1,60 @@
+"""``objperf study NAME`` — one experiment of the published benchmark, run as a sweep against any endpoint
+(or the embedded SeaweedFS), one dataset per study with the grid values as columns.
+
+Studies: read-concurrency, write-part-size, key-fanout, bucket-fanout, ip-family, mixed, sustained,
+ttfb-size, hot-object, ceiling-proof, client-cpu, wan.  ``--quick`` shrinks every grid and duration to a
+smoke test."""
+
+from __future__ import annotations
+
+from objperf.commands.common import EXIT_ERROR, command_main, interrupted_exit
+from objperf.commands.parser import options_parser
+from objperf.options.study import StudyOptions
+from objperf.run.invocation import Invocation
+
+PROG = "objperf study"
+
+EXAMPLES = """examples:
+  objperf study read-concurrency --quick --out runs/rc-quick          # embedded SeaweedFS
+  objperf study read-concurrency s3://bucket/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com \\
+      --region auto --profile r2-test --out runs/r2-read-concurrency
+  objperf study hot-object s3://bucket/ --endpoint URL --replicas 8 --out runs/hot
+  objperf study bucket-fanout s3://b1/ --buckets b1,b2 --endpoint URL --out runs/buckets
+"""
+
+
+def build_parser():
+    return options_parser(StudyOptions, PROG, __doc__, EXAMPLES)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from objperf.workflows.study import study
+
+    return command_main(PROG, build_parser, study, report, argv, options=StudyOptions, pause_collector=False,
+                        transfers=True)
+
+
+def report(outcome, options: StudyOptions, invocation: Invocation) -> int:
+    from objperf.sanitize import printable_lines
+    from objperf.studies.table import step_table
+
+    table = outcome.steps
+    print(printable_lines(step_table(table)))
+    if options.name == "hot-object" and "replicas" in table:
+        from objperf.analysis.stats import CURED_SHARE, replicas_that_cure
+
+        cure = replicas_that_cure(table)
+        tried = int(table["replicas"].max())
+        invocation.say(f"hot object: fewer than {CURED_SHARE:.0%} of requests failed from {cure} replicas on"
+                       if cure is not None else
+                       f"hot object: not cured by {tried} replicas (--replicas raises the sweep's cap)")
+    invocation.say(f"study dataset {outcome.path} ({outcome.status})")
+    if outcome.status == "interrupted":
+        return interrupted_exit()
+    return 0 if outcome.status == "complete" else EXIT_ERROR
+
+
+if __name__ == "__main__":
+    from objperf.commands.common import exit_now
+
+    exit_now(main())

@@ -1,0 +1,122 @@
+"""The options of the three transfer runs: reads (``objperf fetch``), writes (``objperf put``) and both at
+once (``objperf mixed``).  Each is defined here once; the commands' parsers, ``objperf.api``'s signatures and
+docs/cli.md are made from these classes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from objperf.errors import UsageError
+from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, TargetOptions
+from objperf.options.kinds import COUNT, DURATION, PATH, SIZE, choice
+from objperf.options.spec import flag, option
+from objperf.plan.reads import ReadWorkload
+
+READ = ReadWorkload()  # the library's defaults, which the options keep
+WORKLOAD = "workload"
+WRITES = "writes"
+
+
+@dataclass(kw_only=True)
+class FetchOptions(TargetOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+    """Concurrent ranged GETs against any S3-compatible endpoint or plain HTTP URL."""
+
+    url: str | None = option(None, "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, or http(s)://HOST/PATH; omit to use the "
+                             "embedded local SeaweedFS", positional=True)
+    keys: str | None = option(None, "keys to read round-robin: a comma-separated list, or N for the first N objects "
+                              "under the URL's prefix", group=WORKLOAD)
+    concurrency: int = option(READ.concurrency, "requests in flight", COUNT, flags=("-c",), group=WORKLOAD)
+    range_size: int = option(READ.range_size, "bytes per ranged GET", SIZE, group=WORKLOAD)
+    random: bool = flag("random ranges instead of sequential", group=WORKLOAD)
+    duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then", DURATION,
+                                    flags=("-d",), group=WORKLOAD)
+    requests: int | None = option(None, "stop after this many requests", COUNT, flags=("-n",), group=WORKLOAD)
+    bytes: int | None = option(None, "stop after this many bytes (10GiB)", SIZE, group=WORKLOAD)
+    sink: str = option(READ.sink, "where bodies go", choice("ram", "discard", "file"), group=WORKLOAD)
+    sink_dir: str | None = option(None, "directory for --sink file", PATH, group=WORKLOAD)
+    verify: bool = flag("CRC32 every body (column crc32)", group=WORKLOAD)
+    engine: str = option(READ.engine, "curl or the pure-Python reference engine", choice("curl", "requests"),
+                         group=WORKLOAD)
+
+    def read_keys(self) -> list[str] | int | None:
+        """``--keys``: the keys named, or how many of the prefix's to read."""
+        if not self.keys:
+            return None
+        if self.keys.isdigit():
+            if int(self.keys) < 1:
+                raise UsageError("--keys N needs N >= 1")
+            return int(self.keys)
+        return [key for key in self.keys.split(",") if key]
+
+    def workload(self) -> ReadWorkload:
+        workload = ReadWorkload(
+            concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
+            random_ranges=self.random, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
+            requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine,
+            **self.connection_kwargs())
+        workload.validate()
+        return workload
+
+
+@dataclass(kw_only=True)
+class WriteOptions:
+    """What every write run is given: its parts, its keys, and what is done with them after."""
+
+    part_size: int = option(32 << 20, "objects larger than this go up as multipart uploads in parts of this size",
+                            SIZE, group=WRITES)
+    keys: int = option(1, "spread writes over N keys", COUNT, group=WRITES)
+    verify: bool = flag("read every written object back and compare", group=WRITES)
+    cleanup: bool = flag("delete what the run wrote when it ends", group=WRITES)
+
+    def write_workload(self, concurrency: int, buckets: list[str], prefix: str, *, requests: int | None = None):
+        from objperf.plan.writes import WriteWorkload
+
+        workload = WriteWorkload(
+            object_size=self.object_size, part_size=self.part_size, concurrency=concurrency, threads=self.threads,
+            keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
+            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs())
+        workload.validate()
+        return workload
+
+
+@dataclass(kw_only=True)
+class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+    """PUTs and multipart uploads, sent from one preallocated payload, across keys and buckets."""
+
+    url: str | None = option(None, "s3://BUCKET/PREFIX (keys are PREFIX + objperf-RUN-NNNNN); omit to use the "
+                             "embedded local SeaweedFS", positional=True)
+    concurrency: int = option(16, "uploads (parts or PUTs) in flight", COUNT, flags=("-c",), group=WRITES)
+    duration: float | None = option(None, "run this long; parts in flight are cut then and their objects aborted",
+                                    DURATION, flags=("-d",), group="budget")
+    requests: int | None = option(None, "write this many objects (default: each key once)", COUNT, flags=("-n",),
+                                  group="budget")
+    create_bucket: bool = flag("create the bucket(s) if missing", group=WRITES)
+    object_size: int = option(64 << 20, "object size", SIZE, group="output")
+
+
+MIXED_CONCURRENCY = 16
+
+
+@dataclass(kw_only=True)
+class MixedOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+    """Reads and writes at the same time, each with its own engine and concurrency."""
+
+    url: str | None = option(None, "what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; omit to use the "
+                             "embedded local SeaweedFS", positional=True)
+    write_to: str | None = option(None, "where to write: s3://BUCKET/PREFIX (default: the read URL's bucket)",
+                                  group="target")
+    concurrency: int | None = option(None, "requests in flight in each direction", COUNT, flags=("-c",),
+                                     default_text=f"{MIXED_CONCURRENCY} reads, {MIXED_CONCURRENCY} writes",
+                                     group=WORKLOAD)
+    read_concurrency: int | None = option(None, "GETs in flight", COUNT, default_text="-c", group="reads")
+    range_size: int = option(READ.range_size, "bytes per ranged GET", SIZE, group="reads")
+    sink: str = option(READ.sink, "where read bodies go", choice("ram", "discard"), group="reads")
+    write_concurrency: int | None = option(None, "uploads (parts or PUTs) in flight", COUNT, default_text="-c",
+                                           group=WRITES)
+    duration: float = option(30.0, "how long both run", DURATION, flags=("-d",), group=WORKLOAD)
+    object_size: int = option(64 << 20, "object size", SIZE, group="output")
+
+    def directions(self) -> tuple[int, int]:
+        """Reads and writes in flight: each its own option, else ``-c``, else 16."""
+        return (self.read_concurrency or self.concurrency or MIXED_CONCURRENCY,
+                self.write_concurrency or self.concurrency or MIXED_CONCURRENCY)

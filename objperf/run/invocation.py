@@ -1,0 +1,98 @@
+"""Who runs a run and how it talks back: the command line (lines on stderr, a progress bar on a terminal) or
+the Python API (a bar in the notebook, a shared local server, a live ``Run``); where its dataset goes; the
+embedded local server a run given no URL uses."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from objperf.errors import UsageError
+from objperf.progress import Listener, Progress
+from objperf.sanitize import printable
+
+RUNS_DIR_ENV = "OBJPERF_RUNS"  # where runs go when no --out is given (default ./runs)
+
+
+@dataclass
+class Invocation:
+    prog: str
+    show_progress: bool
+    server: Any = None  # a running local server used when no URL is given (the API's ``local_server()``)
+    listener: Listener | None = None  # told of progress as the run goes
+
+    def say(self, text: str) -> None:
+        print(f"{self.prog}: {printable(text)}", file=sys.stderr)
+
+    @contextlib.contextmanager
+    def local_server(self, *, ipv6: bool = False) -> Iterator:
+        """The server a run with no URL uses: the caller's, else one started (and stopped) for this run."""
+        if self.server is not None and (self.server.ipv6 or not ipv6):
+            yield self.server
+            return
+        with embedded_server(self.say, ipv6=ipv6) as server:
+            yield server
+
+    @contextlib.contextmanager
+    def progress(self, total_s: float | None) -> Iterator[Progress]:
+        progress = Progress(total_s=total_s, shown=self.show_progress, listener=self.listener)
+        try:
+            yield progress
+        finally:
+            progress.close()
+
+
+@contextlib.contextmanager
+def embedded_server(say: Callable[[str], None], *, ipv6: bool = False) -> Iterator:
+    """A local SeaweedFS for runs given no URL; stopped however the run ends."""
+    from objperf.servers.seaweed import LocalSeaweed
+
+    t0 = time.monotonic()
+    server = LocalSeaweed(ipv6=ipv6)
+    try:
+        server.start()
+        say(f"started local SeaweedFS at {server.endpoint} in {time.monotonic() - t0:.1f} s")
+        yield server
+    finally:
+        server.stop()
+
+
+def default_out(name: str) -> Path:
+    """``runs/<UTC time>-<name>``, a new directory for every run (as warp keeps every run's results)."""
+    base = Path(os.environ.get(RUNS_DIR_ENV) or "runs") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{name}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def resolve_out(options, name: str) -> None:
+    """Where the run's dataset goes, settled before any server starts or object is seeded: ``out`` (a new or
+    empty directory, checked now), else ``runs/<UTC time>-<name>``; nowhere with ``no_save``."""
+    from objperf.layout import check_new_dataset
+
+    if options.no_save:
+        if options.out:
+            raise UsageError("--out and --no-save contradict each other: give one")
+        if options.figures:
+            raise UsageError("--figures draws into the dataset's directory: drop --no-save")
+        return
+    options.out = str(options.out or default_out(name))
+    check_new_dataset(options.out)
+
+
+def with_figures(result, options, invocation: Invocation):
+    """``result``, its figures drawn into its dataset first when ``figures`` asks."""
+    if options.figures and result.dataset:
+        from objperf.plots.figures import draw_run_figures
+
+        for path in draw_run_figures(result.rows, result.dataset, result.manifest):
+            invocation.say(f"figure {path}")
+    return result

@@ -1,0 +1,127 @@
+"""Reads, writes and both at once: a run on the URL's store, on the embedded server, or on every host of a
+cluster; a ``RunResult``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
+from objperf.run.invocation import Invocation, resolve_out, with_figures
+
+EMBEDDED_BUCKET = "objperf"
+
+
+def fetch(options: FetchOptions, invocation: Invocation):
+    """The read run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of a
+    cluster with ``cluster``): a ``RunResult``."""
+    from objperf.cluster.runner import run_across
+    from objperf.run.jobs import ReadSource, read_job
+
+    _check(options, "fetch")
+    workload = options.workload()
+    keys = options.read_keys()
+    buckets = list(options.buckets)
+    with contextlib.ExitStack() as stack:
+        if options.url:
+            url, settings = options.url, options.s3_settings()
+        else:
+            server = stack.enter_context(invocation.local_server())
+            url = seed_embedded(server, options.object_size, keys if isinstance(keys, list) else None, buckets,
+                                invocation.say)
+            settings = server.settings()
+        job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, options.url_lifetime), workload,
+                                keep_rows=options.rows_needed())
+        if options.cluster_asked():
+            result = run_across(options, invocation, job, kind="read", target={"url": url, **settings.describe()},
+                                workload=workload.describe())
+        else:
+            with invocation.progress(workload.duration) as progress:
+                result = job(options.out, on_progress=progress)
+    return with_figures(result, options, invocation)
+
+
+def put(options: PutOptions, invocation: Invocation):
+    """The write run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of
+    a cluster with ``cluster``, each under its own ``hostNN/`` prefix): a ``RunResult``."""
+    from objperf.cluster.runner import run_across
+    from objperf.cluster.writes import abort_lost
+    from objperf.run.jobs import write_job
+
+    _check(options, "put")
+    buckets, prefix = write_destination(options.url, options.buckets)
+    workload = options.write_workload(options.concurrency, buckets, prefix, requests=options.requests)
+    with contextlib.ExitStack() as stack:
+        if options.url:
+            settings, create = options.s3_settings(), options.create_bucket
+        else:
+            settings, create = stack.enter_context(invocation.local_server()).settings(), True
+        job = functools.partial(write_job, settings, workload, create, keep_rows=options.rows_needed())
+        if options.cluster_asked():
+            result = run_across(options, invocation, job, kind="write",
+                                target={"kind": "s3", **settings.describe(), "buckets": buckets},
+                                workload=workload.describe(), on_lost=functools.partial(abort_lost, settings,
+                                                                                         workload))
+        else:
+            with invocation.progress(workload.duration) as progress:
+                result = job(options.out, on_progress=progress)
+    return with_figures(result, options, invocation)
+
+
+def mixed(options: MixedOptions, invocation: Invocation):
+    """The mixed run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of
+    a cluster with ``cluster``): a ``RunResult``."""
+    from objperf.cluster.runner import run_across
+    from objperf.cluster.writes import abort_lost
+    from objperf.plan.reads import ReadWorkload
+    from objperf.run.jobs import ReadSource, mixed_job
+    from objperf.s3.target import split_s3_url
+
+    _check(options, "mixed")
+    read_concurrency, write_concurrency = options.directions()
+    reads = ReadWorkload(concurrency=read_concurrency, threads=options.threads, range_size=options.range_size,
+                         sink=options.sink, duration=options.duration, **options.connection_kwargs())
+    reads.validate()
+    destination = options.write_to or (f"s3://{split_s3_url(options.url)[0]}/objperf-mixed/" if options.url else None)
+    buckets, prefix = write_destination(destination, options.buckets)
+    writes = options.write_workload(write_concurrency, buckets, prefix)
+    with contextlib.ExitStack() as stack:
+        if options.url:
+            url, settings, create = options.url, options.s3_settings(), False
+        else:
+            server = stack.enter_context(invocation.local_server())
+            url = seed_embedded(server, options.object_size, None, [], invocation.say)
+            settings, create = server.settings(), True
+        job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=options.url_lifetime), reads,
+                                writes, create, keep_rows=options.rows_needed())
+        if options.cluster_asked():
+            result = run_across(options, invocation, job, kind="mixed", target={"url": url, **settings.describe()},
+                                workload={"read": reads.describe(), "write": writes.describe()},
+                                on_lost=functools.partial(abort_lost, settings, writes))
+        else:
+            with invocation.progress(options.duration) as progress:
+                result = job(options.out, on_progress=progress)
+    return with_figures(result, options, invocation)
+
+
+def _check(options, name: str) -> None:
+    """What can be refused before anything starts, and where the dataset goes."""
+    options.check_cluster()
+    options.check_target()
+    resolve_out(options, name)
+
+
+def write_destination(url: str | None, buckets: tuple[str, ...]) -> tuple[list[str], str]:
+    from objperf.s3.target import split_s3_url
+
+    bucket, prefix = split_s3_url(url) if url else (EMBEDDED_BUCKET, "")
+    return list(buckets) or [bucket], prefix
+
+
+def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
+    """Create the bucket(s) and objects a run on the embedded server reads; the URL to read."""
+    from objperf.run.seed import seed_objects
+
+    buckets = buckets or [EMBEDDED_BUCKET]
+    seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True, say=say)
+    return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"
