@@ -15,6 +15,8 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 DEBIAN_HINT = (
     "objperf needs libcurl's development files: on Debian/Ubuntu run "
     "'apt-get install libcurl4-openssl-dev' (or set OBJPERF_CURL_CONFIG to a curl-config)."
@@ -75,7 +77,18 @@ def curl_extension(name: str, *, numpy_api: bool) -> Extension:
     )
 
 
+def write_ring() -> None:
+    """objperf/_engine/ringgen.py, loaded by path: the build needs nothing of objperf installed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ringgen", os.path.join(HERE, "objperf", "_engine", "ringgen.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_ring()
+
+
 def extensions() -> list[Extension]:
+    write_ring()  # the row ring's C side, from objperf/schema.py: one definition of the row layout
     engine = curl_extension("core", numpy_api=True)
     exchange = curl_extension("exchange", numpy_api=False)  # the control plane's one-at-a-time requests
     directives = {"boundscheck": False, "wraparound": False, "cdivision": True}

@@ -32,11 +32,11 @@ def engine_threads() -> list[threading.Thread]:
 
 
 def test_a_url_table_is_freed_only_once_every_engine_thread_has_moved_past_it(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     key = "data/even.bin"
     url = store.client.presign(store.bucket, key)
-    with Engine([url], [store.objects[key]], concurrency=4, threads=2, range_size=RANGE, sink="discard",
+    with plan_engine([url], [store.objects[key]], concurrency=4, threads=2, range_size=RANGE, sink="discard",
                 max_requests=400) as engine:
         for _ in range(3):  # no thread has run yet: none has said it holds no table, so none is freed
             engine.set_urls([url])
@@ -50,13 +50,13 @@ def test_a_url_table_is_freed_only_once_every_engine_thread_has_moved_past_it(st
 
 HAMMER = textwrap.dedent("""
     import sys, threading, zlib
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine, queue_engine
 
     url, other_url, size, chunk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     expected = {int(k): int(v) for k, v in (p.split(":") for p in sys.argv[5].split(","))}
     # More engine threads than cores: threads are preempted anywhere, also between loading a table and
     # libcurl copying a URL out of it.
-    engine = Engine([url], [size], concurrency=8, threads=6, range_size=chunk, sink="discard", verify=True,
+    engine = plan_engine([url], [size], concurrency=8, threads=6, range_size=chunk, sink="discard", verify=True,
                     max_requests=3000)
     stop = threading.Event()
 
@@ -116,20 +116,21 @@ def busy_interpreter():
 
 @pytest.mark.parametrize("threads", [3, 8])
 def test_every_engine_thread_has_started_before_the_first_request(store, threads, busy_interpreter):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     url = store.client.presign(store.bucket, "data/small.bin")
-    with Engine([url], [1000], concurrency=threads, threads=threads, sink="discard", max_requests=40) as engine:
+    with plan_engine([url], [1000], concurrency=threads, threads=threads, sink="discard",
+                     max_requests=50 * threads) as engine:
         engine.start()
         engine.join(10)
         assert sorted(set(engine.drain()["thread"].tolist())) == list(range(threads))
 
 
 def test_a_job_entry_is_reused_only_after_its_job_has_finished(trickle_url):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import queue_engine
 
     chunk = 16 << 20  # 5 s each at the trickle's pace: both jobs are claimed and still running below
-    with Engine([], [], concurrency=2, threads=1, queue_capacity=2, sink="discard") as engine:
+    with queue_engine(2, concurrency=2, threads=1, sink="discard") as engine:
         before = Trickle.started
         engine.submit(trickle_url, OP_GET, 0, 0, chunk)
         engine.submit(trickle_url, OP_GET, 0, chunk, chunk)
@@ -147,7 +148,7 @@ def test_a_job_entry_is_reused_only_after_its_job_has_finished(trickle_url):
 
 
 def test_job_entries_reused_at_full_capacity_for_a_long_run(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import queue_engine
 
     key = "data/odd.bin"
     size = store.objects[key]
@@ -157,7 +158,7 @@ def test_job_entries_reused_at_full_capacity_for_a_long_run(store):
     crcs = {o: zlib.crc32(data[o:o + n]) for o, n in ranges}
     jobs = [ranges[i % len(ranges)] for i in range(600)]
     got = []
-    with Engine([], [], concurrency=4, threads=2, queue_capacity=4, sink="discard", verify=True) as engine:
+    with queue_engine(4, concurrency=4, threads=2, sink="discard", verify=True) as engine:
         engine.start()
         submitted = 0
         while submitted < len(jobs):
@@ -178,10 +179,10 @@ def test_job_entries_reused_at_full_capacity_for_a_long_run(store):
 
 
 def test_an_aborted_engine_whose_rows_nobody_drains_still_ends(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     key = "data/small.bin"
-    engine = Engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=4, threads=2,
+    engine = plan_engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=4, threads=2,
                     range_size=RANGE, sink="discard", ring_capacity=2, max_requests=10_000)
     engine.start()
     time.sleep(0.5)  # both rings full: each thread waits for a reader that never comes
@@ -193,10 +194,10 @@ def test_an_aborted_engine_whose_rows_nobody_drains_still_ends(store):
 
 
 def test_a_request_libcurl_will_not_start_leaves_a_row_and_fails_the_run(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     huge = "http://127.0.0.1:9/" + "a" * CURL_MAX_INPUT_LENGTH
-    with Engine([huge], [1000], concurrency=2, threads=1, sink="discard", max_requests=100) as engine:
+    with plan_engine([huge], [1000], concurrency=2, threads=1, sink="discard", max_requests=100) as engine:
         engine.start()
         assert engine.join(10)
         rows = engine.drain()
@@ -230,11 +231,11 @@ def test_the_control_plane_checks_every_option_it_sets():
 
 
 def test_an_engine_owns_its_resources_from_construction_to_close(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     url = store.client.presign(store.bucket, "data/small.bin")
     before = open_fds()
-    engine = Engine([url], [1000], concurrency=2, threads=2, sink="discard", max_requests=10)
+    engine = plan_engine([url], [1000], concurrency=2, threads=2, sink="discard", max_requests=10)
     held = open_fds()
     assert held > before  # epoll sets and eventfds
     for _ in range(3):  # a second __init__ allocates nothing more
@@ -314,6 +315,7 @@ def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, mo
     import signal
 
     import objperf._engine.core as core
+    from objperf._engine.config import plan_engine
 
     started = []
 
@@ -326,7 +328,7 @@ def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, mo
 
     monkeypatch.setattr(core.threading, "Thread", InterruptedStart)
     key = "data/even.bin"
-    engine = core.Engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=4, threads=3,
+    engine = plan_engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=4, threads=3,
                          range_size=RANGE, sink="discard", max_requests=10_000)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -345,10 +347,10 @@ def test_ctrl_c_while_waiting_for_the_engine_leaves_its_threads_seen(store):
     engine now knows its threads have ended from the threads themselves."""
     import signal
 
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine
 
     key = "data/even.bin"
-    engine = Engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=2, threads=1,
+    engine = plan_engine([store.client.presign(store.bucket, key)], [store.objects[key]], concurrency=2, threads=1,
                     range_size=RANGE, sink="discard", max_requests=100_000_000)
     engine.start(30.0)
     ctrl_c = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))

@@ -313,11 +313,11 @@ def test_a_run_outlasts_its_presigned_urls(store, engine):
 
 
 def test_urls_change_under_a_running_engine(store):
-    from objperf._engine.core import Engine
+    from objperf._engine.config import plan_engine, queue_engine
 
     key = "data/even.bin"
     size = store.objects[key]
-    engine = Engine([store.client.presign(store.bucket, key)], [size], concurrency=4, threads=2, range_size=RANGE,
+    engine = plan_engine([store.client.presign(store.bucket, key)], [size], concurrency=4, threads=2, range_size=RANGE,
                     sink="discard", verify=True, max_requests=1500)
     engine.start()
     for _ in range(200):  # each new table frees the one before last, while slots read the live one
@@ -332,7 +332,7 @@ def test_urls_change_under_a_running_engine(store):
     assert all(crc == crcs[offset] for offset, crc in zip(rows["offset"], rows["crc32"]))
     with pytest.raises(ValueError, match="needs 1 URLs"):
         engine.set_urls([])
-    uploader = Engine([], [], concurrency=1, queue_capacity=4)
+    uploader = queue_engine(4, concurrency=1)
     with pytest.raises(ValueError, match="plan mode"):
         uploader.set_urls([])
 

@@ -23,6 +23,7 @@ from libc.errno cimport EINVAL, ENOSPC, errno
 from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
 from posix.unistd cimport pwrite
 
+cimport cython
 cimport numpy as cnp
 import mmap
 import os
@@ -33,6 +34,7 @@ import warnings
 import numpy as np
 
 from objperf._engine.curl cimport *
+from objperf._engine.config import EngineConfig, JobQueue, ReadPlan
 from objperf._engine.starting import stop_signals_deferred
 from objperf.errors import EngineError, RunFailed, describe_os_error
 from objperf.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
@@ -85,9 +87,13 @@ def curl_versions():
     }
 
 
+# The engine threads hold the engine (their target is its bound method) and it holds them: a cycle.  The
+# collector must not clear the lists whose memory C points into before __del__ and __dealloc__ free the C side.
+@cython.no_gc_clear
 cdef class Engine:
-    """Run one workload: ``Engine(urls, sizes, ...)``, then ``start()``, ``drain()`` rows while
-    ``running``, ``stop()`` to end early, ``join()``, ``close()`` (or use it as a context manager).
+    """Run one workload: ``Engine(config, feed)`` (``plan_engine`` and ``queue_engine`` in
+    ``objperf._engine.config`` make one), then ``start()``, ``drain()`` rows while ``running``, ``stop()`` to
+    end early, ``join()``, ``close()`` (or use it as a context manager).
 
     The caller checks resource policy (open files, memory) before it builds an engine: see
     ``objperf.plan.limits``."""
@@ -113,61 +119,46 @@ cdef class Engine:
     cdef object _payload
     cdef tuple _final        # progress() and rows_dropped, kept when close() frees the threads' state
 
-    def __cinit__(self, urls, sizes, *, int concurrency=16, int threads=1, int64_t range_size=8 << 20,
-                  str sink="ram", bint random_ranges=False, fds=None, int64_t max_requests=-1,
-                  int64_t max_bytes=-1, bint verify=False, str ip="any", connect_to=(), interface=None,
-                  str http_version="1.1", bint tls=False, int64_t buffer_size=128 << 10,
-                  double timeout=300.0, double connect_timeout=10.0, uint64_t seed=0x9E3779B97F4A7C15,
-                  int ring_capacity=RING_ROWS, int queue_capacity=0, payload=None, ca_file=None,
-                  bint verify_tls=True, spread_to=(), bint keepalive=True):
-        """Plan mode (reads): ``urls``/``sizes`` name the objects and the engine makes the requests.
-        Queue mode (``queue_capacity`` > 0): requests are jobs handed in with ``submit``; uploads
-        send slices of ``payload`` (a C-contiguous uint8 array).  Over TLS, ``ca_file`` replaces the
-        system's CA certificates; ``verify_tls=False`` trusts any certificate.  ``spread_to``: CONNECT_TO
-        entries dealt to the slots round robin, each ahead of ``connect_to`` in its slot's own list
-        (a cluster's servers reached without a balancer).  ``interface``: a source address or NIC, or several
-        separated by commas, dealt to the slots the same way.  ``keepalive=False`` closes each connection after
-        its request: every request pays a connect (and a TLS handshake, resumed where the server lets it)."""
-        cdef int i, k, nkeys = len(urls)
-        cdef Slot *s
-        cdef ThreadState *ts
-        cdef cnp.ndarray arr
+    def __cinit__(self, config, feed):
+        """``config``: an ``EngineConfig``; ``feed``: a ``ReadPlan`` (the engine makes the requests) or a
+        ``JobQueue`` (requests are jobs handed in with ``submit``).  Both are checked whole before any C
+        state is made (``objperf._engine.config``)."""
         # Everything __dealloc__ looks at is valid before anything can fail.
         self.shared.finished_fd = -1
         self._keep, self._retired_urls, self._rings, self._buffers, self._pythreads = [], [], [], [], []
         self._current_urls, self._job_urls, self._free_entries, self._jobs = [], [], [], {}
-        if queue_capacity > 0:
-            if sink == "file":
-                raise ValueError("the file sink needs plan mode")
-            if nkeys == 0:
-                urls, sizes, nkeys = [b""], [0], 1
-        if nkeys == 0 or len(sizes) != nkeys:
-            raise ValueError("urls and sizes must be non-empty and the same length")
-        if concurrency < 1 or threads < 1 or range_size < 1 or ring_capacity < 1:
-            raise ValueError("concurrency, threads, range_size and ring_capacity must be positive")
-        if sink not in SINKS:
-            raise ValueError(f"sink must be one of {sorted(SINKS)}")
-        if ip not in IP_RESOLVE:
-            raise ValueError("ip must be 'any', '4' or '6'")
-        if http_version not in ("1.1", "2"):
-            raise ValueError("http_version must be '1.1' or '2'")
-        if sink == "file" and (fds is None or len(fds) != nkeys):
-            raise ValueError("the file sink needs one open file descriptor per key")
-        if any(size < 0 for size in sizes):
-            raise ValueError("object sizes must be >= 0")
-        self.nthreads = min(threads, concurrency)
-        self.nslots = concurrency
-        # Source addresses or NICs (CURLOPT_INTERFACE), dealt to the slots round robin as spread_to's servers are.
-        sources = [name for name in (interface or "").split(",") if name]
+        if not isinstance(config, EngineConfig) or not isinstance(feed, (ReadPlan, JobQueue)):
+            raise TypeError("Engine(config: EngineConfig, feed: ReadPlan | JobQueue)")
+        config.check()
+        feed.check(config)
+        self.nthreads = min(config.threads, config.concurrency)
+        self.nslots = config.concurrency
+        queue = isinstance(feed, JobQueue)
+        urls, sizes, fds = ([b""], [0], None) if queue else (feed.urls, feed.sizes, feed.fds)
+        self._setup_keys(config, urls, sizes, fds)
+        if queue:
+            self._setup_queue(feed.capacity, feed.payload)
+        else:
+            self._setup_sequential_plan(len(urls))
+            self._setup_queue(0, None)
+        for entry in config.connect_to:
+            self.connect_to = curl_slist_append(self.connect_to, entry.encode())
+        # An empty Expect: stops libcurl waiting up to a second for "100 Continue" before each body.
+        self.headers = curl_slist_append(NULL, b"Expect:")
+        self._setup_threads(config)
+        self._setup_slots(config, max(max(sizes), 1))
 
+    cdef _setup_keys(self, config, urls, sizes, fds):
         cdef Shared *sh = &self.shared
-        sh.max_requests = max_requests
-        sh.max_bytes = max_bytes
+        cdef int k, nkeys = len(urls)
+        sh.max_requests = config.max_requests
+        sh.max_bytes = config.max_bytes
         sh.nkeys = nkeys
-        sh.range_size = range_size
-        sh.random_ranges = random_ranges
-        sh.sink = SINKS[sink]
-        sh.verify = verify
+        sh.range_size = config.range_size
+        sh.random_ranges = config.random_ranges
+        sh.sink = SINKS[config.sink]
+        sh.verify = config.verify
+        sh.tls = config.tls
         sh.urls = <char **>calloc(nkeys, sizeof(char *))
         sh.sizes = <int64_t *>calloc(nkeys, sizeof(int64_t))
         sh.nranges = <int64_t *>calloc(nkeys, sizeof(int64_t))
@@ -179,17 +170,14 @@ cdef class Engine:
             self._current_urls.append(url)
             sh.urls[k] = url
             sh.sizes[k] = sizes[k]
-            sh.nranges[k] = range_count(sizes[k], range_size)
+            sh.nranges[k] = range_count(sizes[k], config.range_size)
             sh.fds[k] = fds[k] if fds is not None else -1
-        self._setup_sequential_plan(nkeys)
 
-        for entry in connect_to:
-            self.connect_to = curl_slist_append(self.connect_to, entry.encode())
-        # An empty Expect: stops libcurl waiting up to a second for "100 Continue" before each body.
-        self.headers = curl_slist_append(NULL, b"Expect:")
-        self._setup_queue(queue_capacity, payload)
-
-        sh.tls = tls
+    cdef _setup_threads(self, config):
+        """One libcurl multi handle, epoll set and row ring per engine thread."""
+        cdef int i
+        cdef ThreadState *ts
+        cdef uint64_t seed = config.seed
         self.threads = <ThreadState *>calloc(self.nthreads, sizeof(ThreadState))
         self.slots = <Slot *>calloc(self.nslots, sizeof(Slot))
         if self.threads == NULL or self.slots == NULL:
@@ -202,13 +190,13 @@ cdef class Engine:
         for i in range(self.nthreads):
             ts = &self.threads[i]
             ts.index = i
-            ts.shared = sh
+            ts.shared = &self.shared
             ts.rng = (seed + <uint64_t>i * RNG_STRIDE) | 1  # C arithmetic: wraps, as a seed may
             ts.timer_at = -1.0
             ts.multi = curl_multi_init()
             if ts.multi == NULL:
                 raise EngineError("curl_multi_init failed")
-            ts.tls_share = op_tls_session_share() if tls else NULL
+            ts.tls_share = op_tls_session_share() if config.tls else NULL
             if op_event_open(&ts.epfd, &ts.wakefd) != 0:
                 raise EngineError("cannot create the engine thread's epoll set")
             curl_multi_setopt(ts.multi, CURLMOPT_SOCKETFUNCTION, <curl_socket_callback>on_socket)
@@ -217,12 +205,18 @@ cdef class Engine:
             curl_multi_setopt(ts.multi, CURLMOPT_TIMERDATA, <void *>ts)
             curl_multi_setopt(ts.multi, CURLMOPT_MAXCONNECTS, <long>(per_thread + 4))
             curl_multi_setopt(ts.multi, CURLMOPT_PIPELINING,
-                              <long>(CURLPIPE_MULTIPLEX if http_version == "2" else CURLPIPE_NOTHING))
-            self._rings.append(make_ring(&ts.ring, ring_capacity))
+                              <long>(CURLPIPE_MULTIPLEX if config.http_version == "2" else CURLPIPE_NOTHING))
+            self._rings.append(make_ring(&ts.ring, config.ring_capacity))
 
-        slot_cap = 0
-        if sink == "ram":
-            slot_cap = min(range_size, max(max(sizes), 1))
+    cdef _setup_slots(self, config, int64_t largest):
+        """``concurrency`` easy handles dealt to the threads, each with its RAM-sink buffer and options."""
+        cdef int i
+        cdef Slot *s
+        cdef cnp.ndarray arr
+        cdef int64_t slot_cap = 0
+        spread_to, connect_to, sources = config.spread_to, config.connect_to, config.sources
+        if config.sink == "ram":
+            slot_cap = min(config.range_size, largest)
             self._buffers = slot_region(self.nslots, slot_cap)
         for i in range(self.nslots):
             s = &self.slots[i]
@@ -232,7 +226,7 @@ cdef class Engine:
             s.easy = curl_easy_init()
             if s.easy == NULL:
                 raise EngineError("curl_easy_init failed")
-            if sink == "ram":
+            if config.sink == "ram":
                 arr = self._buffers[i]
                 s.buf = <char *>cnp.PyArray_DATA(arr)
                 s.cap = slot_cap
@@ -240,10 +234,10 @@ cdef class Engine:
                 s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
                 for entry in connect_to:
                     s.pin = curl_slist_append(s.pin, entry.encode())
-            configure_easy(s, self.headers, self.connect_to, self._keep, ip,
-                           sources[i % len(sources)] if sources else None, http_version, tls,
-                           buffer_size, timeout, connect_timeout, keepalive)
-            configure_tls(s.easy, ca_file, verify_tls, self._keep, s.ts.tls_share)
+            configure_easy(s, self.headers, self.connect_to, self._keep, config.ip,
+                           sources[i % len(sources)] if sources else None, config.http_version, config.tls,
+                           config.buffer_size, config.timeout, config.connect_timeout, config.keepalive)
+            configure_tls(s.easy, config.ca_file, config.verify_tls, self._keep, s.ts.tls_share)
 
     cdef _setup_sequential_plan(self, int nkeys):
         cdef Shared *sh = &self.shared
@@ -544,10 +538,19 @@ cdef class Engine:
         self.close()
 
     cdef _release(self):
-        cdef int i
+        """Everything the engine holds, freed (Python may be called: from ``close`` and ``__del__``)."""
         if self.threads != NULL:
             self._final = (*self.progress(), self.rows_dropped)
         self.closed = True
+        if self._retired_urls is not None:
+            for address, _, _ in self._retired_urls:
+                free(<void *><size_t>address)
+            self._retired_urls = []
+        self._free_c()
+
+    cdef void _free_c(self) noexcept:
+        """The C state, in libcurl's order; calls no Python, so ``__dealloc__`` may call it.  Idempotent."""
+        cdef int i
         if self.slots != NULL:
             for i in range(self.nslots):
                 if self.slots[i].easy != NULL:
@@ -577,10 +580,6 @@ cdef class Engine:
             self.shared.finished_fd = -1
         free(self.shared.urls)
         self.shared.urls = NULL
-        if self._retired_urls is not None:
-            for address, _, _ in self._retired_urls:
-                free(<void *><size_t>address)
-            self._retired_urls = []
         free(self.shared.sizes)
         self.shared.sizes = NULL
         free(self.shared.nranges)
@@ -593,8 +592,11 @@ cdef class Engine:
         free(self.shared.fds)
         self.shared.fds = NULL
 
-    def __dealloc__(self):
+    def __del__(self):
         # Engine threads hold a reference to the engine: none can be running here.
         if self._pythreads and not self.closed:
             warnings.warn("objperf Engine was not closed", ResourceWarning)
         self._release()
+
+    def __dealloc__(self):
+        self._free_c()  # what __del__ freed is NULL by now; C only, as the object is half torn down

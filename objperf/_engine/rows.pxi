@@ -183,38 +183,3 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
         s.job_entry = -1
     if sh.finished_fd >= 0:
         op_event_wake(sh.finished_fd)
-
-
-cdef dict make_ring(Ring *r, int capacity):
-    """The ring's columns, preallocated; ``r`` points into them."""
-    cols = {name: np.zeros(capacity, dtype=dtype) for name, dtype in ENGINE_COLUMNS.items()}
-    r.cap = capacity
-    r.thread = <int16_t *>cnp.PyArray_DATA(cols["thread"])
-    r.slot = <int32_t *>cnp.PyArray_DATA(cols["slot"])
-    r.op = <int8_t *>cnp.PyArray_DATA(cols["op"])
-    r.key_index = <int32_t *>cnp.PyArray_DATA(cols["key_index"])
-    r.offset = <int64_t *>cnp.PyArray_DATA(cols["offset"])
-    r.length = <int64_t *>cnp.PyArray_DATA(cols["length"])
-    r.attempt = <int16_t *>cnp.PyArray_DATA(cols["attempt"])
-    r.status = <int16_t *>cnp.PyArray_DATA(cols["status"])
-    r.s3_error = <char *>cnp.PyArray_DATA(cols["s3_error"])
-    r.curl_code = <int32_t *>cnp.PyArray_DATA(cols["curl_code"])
-    r.nbytes = <int64_t *>cnp.PyArray_DATA(cols["bytes"])
-    r.t_start = <double *>cnp.PyArray_DATA(cols["t_start"])
-    r.dns_s = <double *>cnp.PyArray_DATA(cols["dns_s"])
-    r.connect_s = <double *>cnp.PyArray_DATA(cols["connect_s"])
-    r.tls_s = <double *>cnp.PyArray_DATA(cols["tls_s"])
-    r.pretransfer_s = <double *>cnp.PyArray_DATA(cols["pretransfer_s"])
-    r.ttfb_s = <double *>cnp.PyArray_DATA(cols["ttfb_s"])
-    r.total_s = <double *>cnp.PyArray_DATA(cols["total_s"])
-    r.remote_ip = <char *>cnp.PyArray_DATA(cols["remote_ip"])
-    r.remote_port = <int32_t *>cnp.PyArray_DATA(cols["remote_port"])
-    r.local_ip = <char *>cnp.PyArray_DATA(cols["local_ip"])
-    r.local_port = <int32_t *>cnp.PyArray_DATA(cols["local_port"])
-    r.ip_family = <int8_t *>cnp.PyArray_DATA(cols["ip_family"])
-    r.http_version = <int8_t *>cnp.PyArray_DATA(cols["http_version"])
-    r.new_conn = <uint8_t *>cnp.PyArray_DATA(cols["new_conn"])
-    r.tls_resumed = <int8_t *>cnp.PyArray_DATA(cols["tls_resumed"])
-    r.crc32 = <uint32_t *>cnp.PyArray_DATA(cols["crc32"])
-    r.etag = <char *>cnp.PyArray_DATA(cols["etag"])
-    return cols

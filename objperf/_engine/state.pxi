@@ -33,38 +33,7 @@ cdef enum:
 cdef int64_t GENERATION_DONE = (<int64_t>1) << 62
 
 
-ctypedef struct Ring:
-    int64_t cap
-    int64_t head
-    int64_t tail
-    int16_t *thread
-    int32_t *slot
-    int8_t *op
-    int32_t *key_index
-    int64_t *offset
-    int64_t *length
-    int16_t *attempt
-    int16_t *status
-    char *s3_error
-    int32_t *curl_code
-    int64_t *nbytes
-    double *t_start
-    double *dns_s
-    double *connect_s
-    double *tls_s
-    double *pretransfer_s
-    double *ttfb_s
-    double *total_s
-    char *remote_ip
-    int32_t *remote_port
-    char *local_ip
-    int32_t *local_port
-    int8_t *ip_family
-    int8_t *http_version
-    uint8_t *new_conn
-    int8_t *tls_resumed
-    uint32_t *crc32
-    char *etag
+include "ring.pxi"  # the row ring, generated from objperf/schema.py (ringgen.py)
 
 
 ctypedef struct Shared:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from objperf._engine.core import Engine
+from objperf._engine.config import plan_engine
 from objperf.errors import UsageError
 from objperf.layout import check_new_dataset
 from objperf.plan.limits import ensure_memory, ensure_open_files
@@ -46,11 +46,12 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
         from objperf._engine.reference import RequestsEngine
 
         return RequestsEngine(target.urls, sizes, **target.engine_tls(), **common)
-    return Engine(target.urls, sizes, threads=workload.threads, ip=workload.ip, connect_to=workload.connect_to,
-                  spread_to=spread_entries(workload.spread_to),
-                  interface=workload.interface, http_version=workload.http_version, tls=target.tls,
-                  buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
-                  **common)
+    fds = common.pop("fds")
+    return plan_engine(target.urls, sizes, fds=fds, threads=workload.threads, ip=workload.ip,
+                       connect_to=tuple(workload.connect_to), spread_to=tuple(spread_entries(workload.spread_to)),
+                       interface=workload.interface, http_version=workload.http_version, tls=target.tls,
+                       buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
+                       **common)
 
 
 def open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from objperf._engine.core import Engine
+from objperf._engine.config import queue_engine
 from objperf.errors import ObjperfError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
@@ -95,15 +95,15 @@ class Uploader:
         self.data = make_payload(workload)
         self.targets = write_targets(workload, recorder.run_id)
         self.depth = 2 * workload.concurrency
-        self.engine = Engine([], [], concurrency=workload.concurrency, threads=workload.threads,
-                             queue_capacity=self.depth + workload.concurrency + 8, payload=self.data,
-                             sink="discard", ip=workload.ip, connect_to=workload.connect_to,
-                             spread_to=spread_entries(workload.spread_to),
-                             interface=workload.interface, http_version=workload.http_version,
-                             tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
-                             keepalive=workload.keepalive,
-                             timeout=workload.timeout, connect_timeout=workload.connect_timeout,
-                             **client.settings.engine_tls())
+        self.engine = queue_engine(self.depth + workload.concurrency + 8, payload=self.data,
+                                   concurrency=workload.concurrency, threads=workload.threads,
+                                   sink="discard", ip=workload.ip, connect_to=tuple(workload.connect_to),
+                                   spread_to=tuple(spread_entries(workload.spread_to)),
+                                   interface=workload.interface, http_version=workload.http_version,
+                                   tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
+                                   keepalive=workload.keepalive,
+                                   timeout=workload.timeout, connect_timeout=workload.connect_timeout,
+                                   **client.settings.engine_tls())
         self.open: dict[int, Upload] = {}
         self.unfinished_jobs = 0
         self.objects_started = 0
@@ -435,7 +435,7 @@ class Uploader:
         latest = {(u.bucket, u.key): u for u in self.written}
         bad = []
         for (bucket, key), upload in latest.items():
-            body = self.client.get_object(bucket, key)
+            body = self.client.get_object(bucket, key, limit=upload.size)
             if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
                 bad.append(f"s3://{bucket}/{key}")
         if bad:

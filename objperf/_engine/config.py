@@ -1,0 +1,107 @@
+"""What an engine is built from, made and checked in Python and handed over whole: its configuration (how
+many slots and threads, where bodies go, the connections' options) and its feed, either a read plan (the
+objects whose ranges the engine requests itself) or a job queue (requests handed in one by one, uploads
+sent from a payload)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SINKS = ("discard", "ram", "file")
+RING_ROWS = 16384  # rows each engine thread's ring holds between two drains (state.pxi's RING_ROWS)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """``spread_to``: CONNECT_TO entries dealt to the slots round robin, each ahead of ``connect_to`` in its
+    slot's own list (a cluster's servers reached without a balancer).  ``interface``: a source address or NIC,
+    or several separated by commas, dealt to the slots the same way.  ``keepalive=False`` closes each
+    connection after its request.  Over TLS, ``ca_file`` replaces the system's CA certificates and
+    ``verify_tls=False`` trusts any certificate."""
+
+    concurrency: int = 16
+    threads: int = 1
+    range_size: int = 8 << 20
+    sink: str = "ram"
+    random_ranges: bool = False
+    max_requests: int = -1
+    max_bytes: int = -1
+    verify: bool = False
+    ip: str = "any"
+    connect_to: tuple[str, ...] = ()
+    spread_to: tuple[str, ...] = ()
+    interface: str | None = None
+    http_version: str = "1.1"
+    tls: bool = False
+    buffer_size: int = 128 << 10
+    timeout: float = 300.0
+    connect_timeout: float = 10.0
+    seed: int = 0x9E3779B97F4A7C15
+    ring_capacity: int = RING_ROWS
+    ca_file: str | None = None
+    verify_tls: bool = True
+    keepalive: bool = True
+
+    def check(self) -> None:
+        if self.concurrency < 1 or self.threads < 1 or self.range_size < 1 or self.ring_capacity < 1:
+            raise ValueError("concurrency, threads, range_size and ring_capacity must be positive")
+        if self.sink not in SINKS:
+            raise ValueError(f"sink must be one of {sorted(SINKS)}")
+        if self.ip not in ("any", "4", "6"):
+            raise ValueError("ip must be 'any', '4' or '6'")
+        if self.http_version not in ("1.1", "2"):
+            raise ValueError("http_version must be '1.1' or '2'")
+
+    @property
+    def sources(self) -> list[str]:
+        """Source addresses or NICs (CURLOPT_INTERFACE), dealt to the slots round robin."""
+        return [name for name in (self.interface or "").split(",") if name]
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """Plan mode: the engine reads every range of these objects (``urls[k]`` of ``sizes[k]`` bytes), each into
+    ``fds[k]`` with the file sink."""
+
+    urls: Sequence[Any]
+    sizes: Sequence[int]
+    fds: Sequence[int] | None = None
+
+    def check(self, config: EngineConfig) -> None:
+        if len(self.urls) == 0 or len(self.sizes) != len(self.urls):
+            raise ValueError("urls and sizes must be non-empty and the same length")
+        if config.sink == "file" and (self.fds is None or len(self.fds) != len(self.urls)):
+            raise ValueError("the file sink needs one open file descriptor per key")
+        if any(size < 0 for size in self.sizes):
+            raise ValueError("object sizes must be >= 0")
+
+
+@dataclass(frozen=True)
+class JobQueue:
+    """Queue mode: at most ``capacity`` jobs unfinished at a time, handed in with ``Engine.submit``; uploads send
+    slices of ``payload`` (a C-contiguous uint8 array)."""
+
+    capacity: int
+    payload: Any = None
+
+    def check(self, config: EngineConfig) -> None:
+        if self.capacity < 1:
+            raise ValueError("a job queue holds at least one job")
+        if config.sink == "file":
+            raise ValueError("the file sink needs plan mode")
+
+
+def plan_engine(urls: Sequence[Any], sizes: Sequence[int], *, fds: Sequence[int] | None = None, **config: Any):
+    """An engine that reads ``urls`` (plan mode), configured by ``config`` (``EngineConfig``'s fields)."""
+    from objperf._engine.core import Engine
+
+    return Engine(EngineConfig(**config), ReadPlan(urls, sizes, fds))
+
+
+def queue_engine(capacity: int, *, payload: Any = None, **config: Any):
+    """An engine fed jobs one by one (queue mode), configured by ``config`` (``EngineConfig``'s fields)."""
+    from objperf._engine.core import Engine
+
+    return Engine(EngineConfig(**config), JobQueue(capacity, payload))
