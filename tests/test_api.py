@@ -158,3 +158,26 @@ def test_help_lists_a_commands_options_and_defaults():
     assert params["concurrency"].default == 16 and "range_size" in params and "background" in params
     assert "--range-size" in api.fetch.__doc__ and "background=True" in api.fetch.__doc__
     assert Path(api.__file__).name == "api.py"
+
+
+def test_a_process_sent_sigterm_inside_local_server_leaves_no_server_and_no_directory(tmp_path):
+    """A notebook kernel shut down (or ``kill``) with the block open: the block's clean-up still runs."""
+    import subprocess
+    import sys
+
+    script = ("import sys, time; from objperf import api\n"
+              "with api.local_server(ipv6=False) as s3:\n"
+              "    print(s3.workdir, *s3.pids, flush=True)\n"
+              "    time.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        workdir, *pids = proc.stdout.readline().split()  # the server answers: the block is open
+        assert Path(workdir).is_dir() and pids
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    finally:
+        proc.kill()
+    assert not Path(workdir).exists()
+    for pid in map(int, pids):
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()

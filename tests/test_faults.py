@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, wait_until
 from objperf import load
 from objperf.plan.payload import payload_parts
 from objperf.s3.client import S3Client
@@ -82,7 +82,7 @@ def test_a_second_ctrl_c_does_not_cut_the_aborts_short(store, tmp_path):
             "--out", str(out)]
     proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for_rows(out)
-    time.sleep(1)  # uploads open, parts in flight
+    wait_until(lambda: open_uploads(store.client, store.bucket), what="an open upload")  # parts in flight
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)
     proc.send_signal(signal.SIGINT)  # while the first one's clean-up runs
@@ -100,7 +100,7 @@ def test_aborts_the_store_did_not_take_are_listed_and_fail_the_run(own_server, t
             "--out", str(out)]
     proc = subprocess.Popen(args, env=server_env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for_rows(out)
-    time.sleep(1)
+    wait_until(lambda: open_uploads(client, "faults"), what="an open upload")
     server.stop()  # the store dies with uploads open
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
@@ -121,7 +121,7 @@ def test_aborts_to_a_store_that_stopped_answering_go_out_together_and_are_report
     frozen = [p.pid for p in server._procs]
     try:
         wait_for_rows(out)
-        time.sleep(1)
+        wait_until(lambda: open_uploads(client, "faults"), what="an open upload")
         for pid in frozen:
             os.killpg(pid, signal.SIGSTOP)
         stdout, stderr = proc.communicate(timeout=120)
@@ -302,8 +302,7 @@ def test_a_signal_during_the_embedded_servers_start_leaves_no_server_running(tmp
     proc.send_signal(signal.SIGINT)  # while it starts
     proc.communicate(timeout=60)
     assert proc.returncode == 130
-    time.sleep(0.5)
-    assert not weed_processes() - before
+    wait_until(lambda: not weed_processes() - before, timeout=15, what="the embedded server's end")
 
 
 def test_sigterm_exits_143(store, tmp_path):

@@ -291,9 +291,8 @@ def start_long_fetch(store, out: Path):
             "--range-size", "256KiB", "-c", "2", "--duration", "60s", "--out", str(out)]
     proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not list((out / "requests").glob("part-*.parquet")):
-        time.sleep(0.1)
-    time.sleep(0.5)
+    while time.monotonic() < deadline and len(list((out / "requests").glob("part-*.parquet"))) < 2:
+        time.sleep(0.05)  # two parts flushed: the run is well under way, GETs in flight
     return proc
 
 

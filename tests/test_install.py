@@ -52,3 +52,43 @@ def test_running_notebooks_without_the_extra_names_it_in_one_line(plain_install,
                str(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "pip install 'objperf[lab]'" in proc.stderr
+
+
+@pytest.mark.parametrize("args, extra", [
+    (["--figures"], "plots"),
+    (["--local-cluster", "2"], "cluster"),
+])
+def test_a_feature_whose_extra_is_missing_names_it_before_any_request(plain_install, tmp_path, args, extra):
+    proc = run(plain_install, "objperf", "fetch", "http://127.0.0.1:9/none", "--out", str(tmp_path / "x"), *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and f"pip install 'objperf[{extra}]'" in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_no_url_without_the_embedded_server_names_its_extra(plain_install, tmp_path):
+    proc = run(plain_install, "objperf", "fetch", "--out", str(tmp_path / "x"))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "pip install 'objperf[local]'" in proc.stderr
+
+
+def test_the_runtime_dependencies_alone_run_a_real_fetch(plain_install, tmp_path):
+    """``pip install objperf`` with no extra measures a store: here a plain HTTP server on loopback (one GET
+    for the whole object: this server ignores Range)."""
+    import http.server
+    import threading
+    from functools import partial
+
+    (tmp_path / "www").mkdir()
+    body = os.urandom(3 << 20)
+    (tmp_path / "www" / "blob.bin").write_bytes(body)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler,
+                                                                        directory=str(tmp_path / "www")))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        proc = run(plain_install, "objperf", "fetch", f"http://127.0.0.1:{server.server_port}/blob.bin",
+                   "--range-size", "4MiB", "--verify", "--out", str(tmp_path / "run"), "--json")
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    assert '"requests": 1' in proc.stdout and f'"bytes": {len(body)}' in proc.stdout

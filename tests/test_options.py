@@ -119,3 +119,12 @@ def test_no_library_module_imports_a_command():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             offenders += [f"{relative}: {name}" for name in names if name.startswith("objperf.commands")]
     assert offenders == []
+
+
+def test_the_reference_pages_in_docs_are_the_ones_the_definitions_write():
+    from objperf.commands.reference import pages
+
+    for relative, text in pages().items():
+        written = PACKAGE.parent / "docs" / relative
+        assert written.exists() and written.read_text() == text, \
+            f"docs/{relative} is stale: python -m objperf.commands.reference docs"

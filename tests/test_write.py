@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, wait_until
 from objperf import load
 from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
 from objperf.run.writes import run_mixed, run_write
@@ -55,7 +55,7 @@ def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
     assert list(parts["length"]) == [5 * MIB, 5 * MIB, 2 * MIB + 1234]
     assert list(parts["bytes"]) == list(parts["length"])
     ((bucket, key),) = written_keys(result)
-    body = store.client.get_object(bucket, key)
+    body = store.client.get_object(bucket, key, limit=1 << 31)
     sent = make_payload(WriteWorkload(object_size=size, part_size=5 * MIB, buckets=("x",)))
     assert body == bytes(expected_bytes(sent, size, 0, size))
     # Each part's ETag is the MD5 of that part's bytes, taken from the final response's headers.
@@ -74,7 +74,7 @@ def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
     result = write(store, object_size=size, part_size=5 * MIB, requests=1, verify=True)
     assert result.summary["verified"].startswith("ok: every key written (1)")
     ((bucket, key),) = written_keys(result)
-    body = store.client.get_object(bucket, key)
+    body = store.client.get_object(bucket, key, limit=1 << 31)
     period = bytes(make_payload(WriteWorkload(object_size=size, part_size=5 * MIB, buckets=("x",))))
     assert len(period) == 3 * MIB + 7
     assert body == (period * 4)[:size]
@@ -211,7 +211,7 @@ def test_seeding_writes_the_named_keys_in_every_bucket_byte_for_byte(store):
     for bucket in buckets:
         assert sorted(k for k, _ in store.client.list_keys(bucket, "")) == ["seed/x.bin", "seed/y.bin"]
         for key in ("seed/x.bin", "seed/y.bin"):
-            assert store.client.get_object(bucket, key) == expected
+            assert store.client.get_object(bucket, key, limit=1 << 31) == expected
     assert no_open_uploads(store, buckets)
 
 
@@ -359,7 +359,7 @@ def test_interrupted_put_aborts_its_uploads(store, tmp_path):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not list((out / "requests").glob("part-*.parquet")):
         time.sleep(0.1)
-    time.sleep(2)  # parts are in flight
+    wait_until(lambda: store.client.open_uploads(store.bucket, "int/"), what="an open upload")  # parts in flight
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from objperf.analysis.sketch import Sketch
 from objperf.sanitize import printable
 from objperf.schema import (
     CUT_CURL_CODE,
@@ -19,6 +20,7 @@ from objperf.schema import (
     first_byte_requests,
     ok_requests,
 )
+from objperf.sizes import format_size
 
 GIB = 1 << 30
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
@@ -92,6 +94,9 @@ class Tally:
     not its 15 columns."""
 
     def __init__(self) -> None:
+        # TTFB of the GETs that had a first byte, and every successful request's total time: mergeable across
+        # steps and hosts (``objperf.analysis.sketch``), kept in the summary.
+        self.sketches = {"ttfb_ms": Sketch(), "latency_ms": Sketch()}
         self.requests = self.ok = self.failed = self.cut = self.bytes = 0
         self.partial_200 = 0  # GETs of part of an object answered 200 (with the part's bytes), where S3 says 206
         self.busy_s = 0.0
@@ -120,7 +125,10 @@ class Tally:
         self.failed += int(failed.sum())
         self.cut += int(cut.sum())
         self.bytes += int(cols["bytes"].sum())
-        self.ttfb_ms.append(cols["ttfb_s"][gets] * 1000)
+        ttfb_ms = cols["ttfb_s"][gets] * 1000
+        self.sketches["ttfb_ms"].add(ttfb_ms)
+        self.sketches["latency_ms"].add(cols["total_s"][ok] * 1000)
+        self.ttfb_ms.append(ttfb_ms)
         if "offset" in cols:
             self.partial_200 += int((ok & (cols["op"] == OP_GET) & (status == 200) & (cols["offset"] > 0)).sum())
         _add_counts(self.statuses, status[~cut])
@@ -186,7 +194,7 @@ class Tally:
 
     def result(self, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> dict:
         wall = max(wall_s, 1e-9)
-        p50, p90, p99 = percentiles(_joined(self.ttfb_ms), [50, 90, 99])
+        p50, p90, p99, p999 = percentiles(_joined(self.ttfb_ms), [50, 90, 99, 99.9])
         directions = {}
         for name in DIRECTIONS:
             if name in self.directions:
@@ -214,6 +222,8 @@ class Tally:
             "ttfb_ms_p50": float(p50),
             "ttfb_ms_p90": float(p90),
             "ttfb_ms_p99": float(p99),
+            "ttfb_ms_p999": float(p999),
+            "sketches": {name: sketch.to_json() for name, sketch in self.sketches.items()},
             "rtt_ms": rtt,
             "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
             "status_counts": {str(k): v for k, v in sorted(self.statuses.items())},
@@ -243,11 +253,31 @@ def amount(nbytes: float) -> str:
     return f"{nbytes / GIB:.3f} GiB" if nbytes >= GIB else f"{nbytes / (1 << 20):.1f} MiB"
 
 
-def format_summary(s: dict, *, title: str = "objperf") -> str:
-    """The summary as the commands print it: a title line, then one labelled line per fact."""
+def format_summary(s: dict, *, title: str = "objperf", workload: dict | None = None) -> str:
+    """The summary as the commands print it: a title line, what the run asked for (``workload``, from the
+    manifest), then one labelled line per fact."""
     # Error codes, keys and prefixes came from a server or a file: no control byte of theirs reaches a terminal.
-    return "\n".join([printable(title)] + [f"  {printable(label):<12} {printable(text)}"
-                                           for label, text in summary_rows(s)])
+    rows = ([("workload", workload_text(workload))] if workload else []) + summary_rows(s)
+    return "\n".join([printable(title)] + [f"  {printable(label):<12} {printable(text)}" for label, text in rows])
+
+
+def _size(n: int) -> str:
+    """A size as sizes read and in bytes, so ``8MB`` taken as 8 MiB (as the AWS CLI reads it) is plain to see."""
+    return f"{format_size(n).replace(' ', '')} ({n:,} bytes)"
+
+
+def workload_text(workload: dict) -> str:
+    """What a run asked for, its sizes in bytes too: reads, writes, or both (a mixed run's manifest)."""
+    parts = []
+    read = workload.get("read", workload if "range_size" in workload else None)
+    write = workload.get("write", workload if "part_size" in workload else None)
+    if read:
+        parts.append(f"reads {read['concurrency']} in flight, ranges of {_size(read['range_size'])}, "
+                     f"{read['sink']} sink")
+    if write:
+        split = f" in parts of {_size(write['part_size'])}" if write["object_size"] > write["part_size"] else ""
+        parts.append(f"writes {write['concurrency']} in flight, objects of {_size(write['object_size'])}{split}")
+    return "; ".join(parts)
 
 
 def summary_rows(s: dict) -> list[tuple[str, str]]:
@@ -279,6 +309,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
                                  f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
                                  f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
+    if s.get("scanned"):
+        rows.append(("scanned", "rows analysed where they lie, not loaded: percentiles from mergeable sketches "
+                                "(within 0.5 %); no client CPU or round trip in rows"))
     if s.get("pooled_runs"):
         rows.append(("pooled", f"{s['pooled_runs']} separate runs counted as one: their requests together, over "
                                "the time from the first start to the last end (--by run_id gives a line each)"))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from objperf.analysis.sketch import merged as merged_sketch
 from objperf.analysis.summary import GIB, percentiles
 from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, DatasetWriter, load
 from objperf.schema import DIRECTIONS, OPS
@@ -83,6 +84,9 @@ def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[s
               if any(name in s for s in summaries)}
     if any("uploads_left_open" in s for s in summaries):
         writes["uploads_left_open"] = [u for s in summaries for u in s.get("uploads_left_open", [])]
+    # Every host's sketches, merged exactly: what the cluster's percentiles are when its rows are too many to load.
+    sketches = {name: merged_sketch([s["sketches"][name] for s in summaries if name in s.get("sketches", {})])
+                for name in ("ttfb_ms", "latency_ms")}
     checks = [str(s["verified"]) for s in summaries if "verified" in s]
     if checks:
         writes["verified"] = checks[0] if len(set(checks)) == 1 else "; ".join(
@@ -93,6 +97,8 @@ def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[s
         "gbps": total * 8 / window / 1e9 if ran else 0.0,
         "requests_per_s": sum(s.get("requests_per_s", 0.0) for s in summaries),
         "ttfb_ms_p50": p50, "ttfb_ms_p90": p90, "ttfb_ms_p99": p99,
+        "ttfb_ms_p999": sketches["ttfb_ms"].quantile(0.999),
+        "sketches": {name: sketch.to_json() for name, sketch in sketches.items()},
         "status_counts": merged("status_counts"), "s3_error_counts": merged("s3_error_counts"),
         "curl_error_counts": merged("curl_error_counts"),
         "client_cpu_s": cpu, "client_cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else float("nan"),

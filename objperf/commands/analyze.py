@@ -34,6 +34,10 @@ def build_parser():
                                 "part_size, host, run_id, op, remote_ip, …)")
     p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
+    p.add_argument("--scan", action="store_true",
+                   help="analyse the rows where they lie (DuckDB, objperf[scale]), for more rows than memory holds: "
+                        "TTFB from mergeable sketches (within 0.5 %%); --by a row column (default: on past "
+                        f"{SCAN_ABOVE // 1_000_000} M rows)")
     add_option(p, OutputOptions, "price")
     return p
 
@@ -46,6 +50,8 @@ def execute(args, invocation: Invocation) -> dict:
     from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
     from objperf.dataset import load
 
+    if args.scan or _rows_said(args.paths) > SCAN_ABOVE:
+        return scanned(args, invocation)
     window = parse_window(args.window)
     df = load(args.paths if len(args.paths) > 1 else args.paths[0])
     selection = select(df, op=args.op, host=args.host, window=window)
@@ -71,6 +77,45 @@ def execute(args, invocation: Invocation) -> dict:
 
         Path(args.figures).mkdir(parents=True, exist_ok=True)
         outcome["figures"] = draw_run_figures(selection, args.figures, df.attrs.get("manifest"))
+    return outcome
+
+
+SCAN_ABOVE = 50_000_000  # rows: more than this are analysed where they lie, not loaded
+
+
+def _rows_said(paths: list[str]) -> int:
+    """The rows the datasets' manifests say they hold (0 where one does not say)."""
+    from objperf.dataset import read_manifest
+    from objperf.errors import ObjperfError
+
+    total = 0
+    for path in paths:
+        try:
+            rows = read_manifest(path).get("rows", 0)
+        except ObjperfError:  # a damaged manifest: loading says what is wrong with it
+            return 0
+        total += rows if isinstance(rows, int) and rows > 0 else 0
+    return total
+
+
+def scanned(args, invocation: Invocation) -> dict:
+    """The analysis of rows left where they lie: a summary, and groups by a row column."""
+    import pandas as pd
+
+    from objperf.analysis.scan import scan, scan_summary
+    from objperf.errors import UsageError
+
+    given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
+                                      ("--figures", args.figures), ("--price", args.price)) if value]
+    if given:
+        raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
+    if not args.scan:
+        invocation.say(f"more than {SCAN_ABOVE:,} rows: analysed where they lie (--scan)")
+    summary = scan_summary(args.paths)
+    outcome = {"summary": summary, "rows": summary["requests"]}
+    if args.by:
+        groups = scan(args.paths, by=args.by)
+        outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])
     return outcome
 
 

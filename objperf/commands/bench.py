@@ -21,8 +21,7 @@ from objperf.peers.clients import Measured
 from objperf.peers.tables import GIB, SMALL_SIZE, median, render_table
 
 
-def main(argv: list[str] | None = None) -> int:
-    from objperf.commands.common import run_main
+def build_parser():
     from objperf.commands.parser import OneLineParser, word_type
     from objperf.options.kinds import COUNT, SIZE
 
@@ -44,7 +43,13 @@ def main(argv: list[str] | None = None) -> int:
                              "makes 4 GiB per run, where start-up weighs as in a run of seconds)")
     parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
                         help="part size for writes (default 32MiB)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from objperf.commands.common import run_main
+
+    args = build_parser().parse_args(argv)
     return run_main("objperf bench", lambda: _bench(args))
 
 

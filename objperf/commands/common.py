@@ -131,7 +131,8 @@ def report(result, args, invocation: Invocation) -> int:
     if args.json:
         print(dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
     else:
-        print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})"))
+        print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})",
+                             workload=(result.manifest or {}).get("workload")))
     if result.dataset:
         say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
     s = result.summary

@@ -16,7 +16,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from objperf.commands.common import run_main
     from objperf.commands.parser import OneLineParser
-    from objperf.plots.notebooks import is_blank, render
 
     parser = OneLineParser(prog="python -m objperf.commands.notebooks",
                            formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -33,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         missing = [m for m in ("nbformat", "nbclient", "ipykernel") if importlib.util.find_spec(m) is None]
         if missing:
             raise UsageError(f"running notebooks needs {', '.join(missing)}: pip install 'objperf[lab]'")
+        from objperf.plots.notebooks import is_blank, render
+
         notebooks = sorted(args.notebooks.glob("*.ipynb"))
         if not notebooks:
             raise UsageError(f"no notebooks in {args.notebooks}; give their folder with --notebooks")

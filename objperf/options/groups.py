@@ -134,6 +134,9 @@ class ClusterOptions:
                 raise UsageError("--workers and --wait-for choose workers of a cluster: give --cluster or "
                                  "--local-cluster")
             return
+        from objperf.extras import require
+
+        require("distributed", "a run on many hosts (--cluster, --local-cluster)")
         if self.cluster and self.local_cluster:
             raise UsageError("--cluster and --local-cluster contradict each other: give one")
         if getattr(self, "no_save", False):
@@ -141,6 +144,14 @@ class ClusterOptions:
         if self.cluster and not getattr(self, "url", None):
             raise UsageError("the embedded server listens on this machine only: give the URL of a store every "
                              "worker can reach, or run the workers here with --local-cluster N")
+
+
+@dataclass(kw_only=True)
+class SeedOptions:
+    """For runs that write the objects they read first (with no URL, and every study)."""
+
+    reseed: bool = flag("write the objects to read again, even where the store holds them already with the right "
+                        "size and objperf's content (which it otherwise reuses)", group="workload")
 
 
 @dataclass(kw_only=True)
@@ -154,6 +165,14 @@ class OutputOptions:
     price: tuple[str, ...] = option((), "what the run would cost on these providers' list prices: aws-s3, r2, "
                                     "r2-ia, wasabi, b2, gcs (data/prices/)", PROVIDERS, group=OUTPUT)
     object_size: int = option(1 << 30, "object size", SIZE, group=OUTPUT)
+
+    def check_output(self) -> None:
+        """Figures need the plots extra: said before the run, not after it."""
+        if self.figures:
+            from objperf.extras import require
+
+            require("matplotlib", "--figures")
+            require("seaborn", "--figures")
 
     def rows_needed(self) -> bool:
         """Whether the rows are kept after the run: a --no-save run prints only its summary, and lets its rows

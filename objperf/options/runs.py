@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.errors import UsageError
-from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, TargetOptions
+from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
 from objperf.options.kinds import COUNT, DURATION, PATH, SIZE, choice
 from objperf.options.spec import flag, option
 from objperf.plan.reads import ReadWorkload
@@ -18,7 +18,7 @@ WRITES = "writes"
 
 
 @dataclass(kw_only=True)
-class FetchOptions(TargetOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
     """Concurrent ranged GETs against any S3-compatible endpoint or plain HTTP URL."""
 
     url: str | None = option(None, "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, or http(s)://HOST/PATH; omit to use the "
@@ -98,7 +98,7 @@ MIXED_CONCURRENCY = 16
 
 
 @dataclass(kw_only=True)
-class MixedOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
     """Reads and writes at the same time, each with its own engine and concurrency."""
 
     url: str | None = option(None, "what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; omit to use the "

@@ -84,8 +84,11 @@ def build(cls: type[T], given: Mapping[str, Any], *, what: str = "") -> T:
     left out or ``None`` keeps its default.  Unknown names and bad values raise ``UsageError`` in one line,
     naming ``what`` was called (``fetch()``)."""
     fields = {field.name: (field, spec) for field, spec in options_of(cls)}
+    aliases = {flag[2:].replace("-", "_"): field.name for field, spec in fields.values() for flag in spec.flags
+               if flag.startswith("--")}  # endpoint_url= for --endpoint-url, as the command line takes it
     values = {}
     for name, value in given.items():
+        name = aliases.get(name, name)
         if name not in fields:
             raise UsageError(f"{what or cls.__name__} has no option {name!r}: its keywords are its long options "
                              "with '_' for '-' (help() lists them)")

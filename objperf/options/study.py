@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from objperf.options.groups import ClusterOptions, ConnectionOptions, TargetOptions
+from objperf.options.groups import ClusterOptions, ConnectionOptions, SeedOptions, TargetOptions
 from objperf.options.kinds import COUNT, DURATION, PATH, SIZE, TEXT, choice
 from objperf.options.spec import flag, option
 from objperf.studies.grids import STUDY_NAMES
@@ -16,7 +16,7 @@ STUDY = "study"
 
 
 @dataclass(kw_only=True)
-class StudyOptions(TargetOptions, ConnectionOptions, ClusterOptions):
+class StudyOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions):
     """One experiment of the published benchmark, run as a sweep, one dataset per study."""
 
     name: str = option(None, "the study: " + ", ".join(STUDY_NAMES), choice(*STUDY_NAMES), positional=True,

@@ -197,7 +197,7 @@ class Comparison:
         digest = hashlib.sha256()
         for start in range(0, self.size, 64 << 20):
             end = min(self.size, start + (64 << 20)) - 1
-            digest.update(client.get_object(bucket, key, f"bytes={start}-{end}"))
+            digest.update(client.get_object(bucket, key, f"bytes={start}-{end}", limit=end - start + 1))
         return digest.hexdigest()
 
     def cleanup(self) -> None:

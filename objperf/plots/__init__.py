@@ -4,12 +4,23 @@ only draw, in one style, with units on every axis."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-import seaborn as sns
+from objperf.extras import require
 
-from objperf.analysis.stats import TREND_MIN_BINS, cut_rows, drift_line, first_byte_rows, throughput_timeline
+require("matplotlib", "drawing figures")
+require("seaborn", "drawing figures")
+
+import matplotlib.pyplot as plt  # noqa: E402 - after the check that says which extra is missing
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from objperf.analysis.stats import (  # noqa: E402
+    TREND_MIN_BINS,
+    cut_rows,
+    drift_line,
+    first_byte_rows,
+    throughput_timeline,
+)
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]

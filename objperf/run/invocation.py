@@ -40,6 +40,15 @@ class Invocation:
             yield server
 
     @contextlib.contextmanager
+    def seeding(self, total_bytes: int) -> Iterator[Progress]:
+        """The bar of the objects written before a run reads them (not the run's: no listener)."""
+        progress = Progress(total_s=None, shown=self.show_progress, total_bytes=total_bytes, label="seeding")
+        try:
+            yield progress
+        finally:
+            progress.close()
+
+    @contextlib.contextmanager
     def progress(self, total_s: float | None) -> Iterator[Progress]:
         progress = Progress(total_s=total_s, shown=self.show_progress, listener=self.listener)
         try:

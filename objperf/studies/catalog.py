@@ -48,7 +48,10 @@ class StudyContext:
     grids: dict[str, list] = field(default_factory=dict)  # --grid: the values of what a study sweeps
     cluster: object | None = None  # every step on every host of this cluster (objperf.cluster.connect.Cluster)
     say: Callable[[str], None] = print
+    reseed: bool = False  # --reseed: write every object to read once again, even if it is there
+    seeding: Callable | None = None  # the bar seeding shows (Invocation.seeding)
     _client: S3Client | None = None
+    _seeded: set = field(default_factory=set)
 
     @property
     def client(self) -> S3Client:
@@ -82,8 +85,12 @@ class StudyContext:
         return self.prefix + "/".join(parts)
 
     def ensure_object(self, bucket: str, key: str, size: int) -> None:
-        """Seed ``key`` unless an object of that size is already there (reruns reuse it)."""
-        seed_objects(self.settings, [bucket], [key], size)
+        """Seed ``key`` unless an object of that size and objperf's content is already there (reruns reuse it;
+        ``reseed`` writes it again, once in a study)."""
+        first = (bucket, key, size) not in self._seeded  # a study's later steps read what its first one seeded
+        self._seeded.add((bucket, key, size))
+        seed_objects(self.settings, [bucket], [key], size, say=self.say if first else None,
+                     reseed=self.reseed and first, progress=self.seeding)
 
     def reads(self, **kw) -> ReadWorkload:
         """A step's read workload: the study's defaults, its step's values, then the user's options."""

@@ -89,7 +89,7 @@ def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocat
                        buckets=list(options.buckets), other_url=options.other_url,
                        replicas=options.replicas,
                        replica_buckets=options.replica_buckets, server=server, url_lifetime=options.url_lifetime,
-                       cluster=cluster, say=invocation.say)
+                       cluster=cluster, say=invocation.say, reseed=options.reseed, seeding=invocation.seeding)
     ctx.threads = options.threads
     ctx.read_options, ctx.write_options, ctx.grids = check_workload_options(options)
     hosts = ctx.grids.pop("hosts", None)

@@ -28,7 +28,7 @@ def fetch(options: FetchOptions, invocation: Invocation):
         else:
             server = stack.enter_context(invocation.local_server())
             url = seed_embedded(server, options.object_size, keys if isinstance(keys, list) else None, buckets,
-                                invocation.say)
+                                invocation, reseed=options.reseed)
             settings = server.settings()
         job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, options.url_lifetime), workload,
                                 keep_rows=options.rows_needed())
@@ -90,7 +90,7 @@ def mixed(options: MixedOptions, invocation: Invocation):
             url, settings, create = options.url, options.s3_settings(), False
         else:
             server = stack.enter_context(invocation.local_server())
-            url = seed_embedded(server, options.object_size, None, [], invocation.say)
+            url = seed_embedded(server, options.object_size, None, [], invocation, reseed=options.reseed)
             settings, create = server.settings(), True
         job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=options.url_lifetime), reads,
                                 writes, create, keep_rows=options.rows_needed())
@@ -108,6 +108,7 @@ def _check(options, name: str) -> None:
     """What can be refused before anything starts, and where the dataset goes."""
     options.check_cluster()
     options.check_target()
+    options.check_output()
     resolve_out(options, name)
 
 
@@ -118,10 +119,13 @@ def write_destination(url: str | None, buckets: tuple[str, ...]) -> tuple[list[s
     return list(buckets) or [bucket], prefix
 
 
-def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], say) -> str:
-    """Create the bucket(s) and objects a run on the embedded server reads; the URL to read."""
+def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], invocation: Invocation, *,
+                  reseed: bool = False) -> str:
+    """Create the bucket(s) and objects a run on the embedded server reads (unless a server kept across runs
+    holds them already, and ``reseed`` is not asked); the URL to read."""
     from objperf.run.seed import seed_objects
 
     buckets = buckets or [EMBEDDED_BUCKET]
-    seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True, say=say)
+    seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True,
+                 say=invocation.say, reseed=reseed, progress=invocation.seeding)
     return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"

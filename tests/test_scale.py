@@ -1,0 +1,155 @@
+"""Past one box: latency sketches that merge exactly enough across hosts, and datasets analysed where they
+lie, without loading their rows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from objperf import load
+from objperf.analysis.scan import scan, timeline
+from objperf.analysis.sketch import RELATIVE_ACCURACY, Sketch, merged
+from objperf.analysis.summary import summarize
+from objperf.source import DatasetError
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+STEPS = sorted((SAMPLE / "read-concurrency" / "steps").iterdir()) + sorted((SAMPLE / "mixed" / "steps").iterdir())
+
+
+def latencies(n: int, seed: int) -> np.ndarray:
+    """Milliseconds as a store gives them: most near a median, a long tail, some zeros."""
+    rng = np.random.default_rng(seed)
+    values = rng.lognormal(np.log(20), 0.8, n)
+    values[rng.random(n) < 0.001] *= 50  # the tail a hot shard gives
+    return values
+
+
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.99, 0.999])
+def test_a_sketch_is_within_its_accuracy_of_the_value_of_that_rank(q):
+    values = latencies(200_000, 1)
+    exact = np.quantile(values, q, method="lower")
+    assert abs(Sketch().add(values).quantile(q) - exact) <= RELATIVE_ACCURACY * exact * (1 + 1e-9)
+
+
+def test_hosts_sketches_merged_agree_with_the_exact_percentiles_of_every_row_within_one_percent():
+    hosts = [latencies(100_000 + 7919 * i, seed=i) * (1 + 0.1 * i) for i in range(8)]  # each host its own shape
+    whole = merged([Sketch().add(h).to_json() for h in hosts])  # as saved in each host's summary
+    everything = np.concatenate(hosts)
+    assert whole.count == len(everything)
+    assert whole.counts == Sketch().add(everything).counts  # merging is exact: the sketch of all the values
+    for p in (50, 99, 99.9):
+        exact = np.percentile(everything, p)
+        assert abs(whole.quantile(p / 100) - exact) / exact < 0.01, p
+
+
+def test_a_sketch_counts_zeros_and_leaves_out_what_was_not_measured():
+    sketch = Sketch().add(np.array([0.0, 0.0, np.nan, 5.0, 10.0]))
+    assert sketch.count == 4 and sketch.zeros == 2 and sketch.quantile(0.0) == 0.0
+    assert abs(sketch.quantile(1.0) - 10.0) <= RELATIVE_ACCURACY * 10
+    assert np.isnan(Sketch().quantile(0.5))
+
+
+@pytest.mark.parametrize("bad", [{}, {"relative_accuracy": 2, "zeros": 0, "keys": [], "counts": []},
+                                 {"relative_accuracy": 0.005, "zeros": 0, "keys": [1, 2], "counts": [3]},
+                                 {"relative_accuracy": 0.005, "zeros": -1, "keys": [], "counts": []},
+                                 {"relative_accuracy": 0.005, "zeros": 0, "keys": ["x"], "counts": [1]}])
+def test_a_malformed_saved_sketch_is_one_line(bad):
+    with pytest.raises(DatasetError, match="malformed"):
+        Sketch.from_json(bad)
+
+
+def test_a_run_summary_keeps_its_sketches_and_they_agree_with_its_percentiles():
+    n = 50_000
+    cols = {"op": np.zeros(n, dtype=np.int8), "status": np.full(n, 206, dtype=np.int16),
+            "curl_code": np.zeros(n, dtype=np.int32), "bytes": np.ones(n, dtype=np.int64),
+            "ttfb_s": latencies(n, 5) / 1000, "total_s": latencies(n, 6) / 500,
+            "s3_error": np.full(n, b"", dtype="S64")}
+    s = summarize(cols, wall_s=1.0, cpu_s=0.0)
+    ttfb, latency = (Sketch.from_json(s["sketches"][name]) for name in ("ttfb_ms", "latency_ms"))
+    assert ttfb.count == latency.count == n
+    for p in (50, 99, 99.9):
+        exact = s[f"ttfb_ms_p{str(p).replace('.', '')}"]
+        assert abs(ttfb.quantile(p / 100) - exact) / exact < 0.01, p
+
+
+def test_a_scan_counts_what_loading_counts():
+    """The SQL rules for success, cut and failure are objperf.schema's: the same counts either way."""
+    found = scan(STEPS)
+    assert len(found) == 1
+    whole = load(STEPS)
+    ok = (whole["curl_code"] == 0) & whole["status"].between(200, 299)
+    cut = (whole["curl_code"] == 42) & (whole["status"] < 300)
+    s = found[0]
+    assert (s["requests"], s["ok_requests"], s["cut_requests"]) == (len(whole), int(ok.sum()), int(cut.sum()))
+    assert s["bytes"] == int(whole["bytes"].sum())
+    first_byte = ((whole["curl_code"] == 0) | (whole["curl_code"] == 42)) & whole["status"].between(200, 299) \
+        & (whole["ttfb_s"] > 0) & (whole["op"] == "GET")
+    for p in (50, 99):
+        exact = np.percentile(whole.loc[first_byte, "ttfb_s"] * 1000, p, method="lower")
+        assert abs(s[f"ttfb_ms_p{p}"] - exact) <= RELATIVE_ACCURACY * exact * (1 + 1e-9), p
+    by_op = {row["op"]: row for row in scan(STEPS, by="op")}
+    assert sum(row["requests"] for row in by_op.values()) == len(whole)
+    assert sum(g["requests"] for g in by_op.values()) == s["requests"]
+    seconds = timeline(STEPS)
+    assert seconds and sum(1 for _ in seconds) >= 1
+
+
+def test_a_scan_refuses_a_part_that_leads_out_of_its_dataset(tmp_path):
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    (dataset / "requests" / "part-0.parquet").symlink_to("/etc/passwd")
+    with pytest.raises(DatasetError, match="not a file of the dataset"):
+        scan([dataset])
+
+
+ROWS_PER_PART = 10_000_000
+PARTS = 20
+
+
+def synthetic_dataset(where: Path) -> Path:
+    """200 M rows: one part of 10 M written once, then linked 20 times (as many parts, no 20× the disk)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(7)
+    n = ROWS_PER_PART
+    status = np.where(rng.random(n) < 0.01, 503, 206).astype(np.int16)
+    table = pa.table({
+        "op": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array(["GET"])),
+        "status": status, "curl_code": np.zeros(n, dtype=np.int32), "bytes": np.full(n, 1 << 20, dtype=np.int64),
+        "t_start": np.sort(rng.random(n) * 600), "ttfb_s": latencies(n, 3) / 1000,
+        "total_s": latencies(n, 4) / 500})
+    (where / "requests").mkdir(parents=True)
+    first = where / "requests" / "part-00000.parquet"
+    pq.write_table(table, first, row_group_size=1 << 20)
+    for i in range(1, PARTS):
+        os.link(first, where / "requests" / f"part-{i:05d}.parquet")
+    return where
+
+
+@pytest.mark.slow
+def test_200_million_rows_are_analysed_within_2_gib(tmp_path):
+    dataset = synthetic_dataset(tmp_path / "big")
+    script = ("import sys, time, json; from objperf.analysis.scan import scan; t = time.perf_counter(); "
+              "s = scan([sys.argv[1]], memory_limit='1GB')[0]; "
+              "print(json.dumps({'s': time.perf_counter() - t, 'requests': s['requests'], "
+              "'p99': s['ttfb_ms_p99']}))")
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", script, str(dataset)], stdout=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    out = proc.stdout.read()
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    import json
+
+    found = json.loads(out)
+    peak = usage.ru_maxrss * 1024
+    assert found["requests"] == ROWS_PER_PART * PARTS
+    assert peak < 2 << 30, f"peak RSS {peak / (1 << 20):.0f} MiB"
+    print(f"\n200 M rows scanned in {found['s']:.1f} s ({found['requests'] / found['s'] / 1e6:.0f} M rows/s), "
+          f"peak RSS {peak / (1 << 20):.0f} MiB, wall {time.perf_counter() - started:.1f} s")
