@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from objperf.analysis.sketch import Sketch, bucket_key_sql
+from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.errors import UsageError
 from objperf.schema import CUT_CURL_CODE, OP_GET, OPS, curl_error_text
 
@@ -50,6 +50,7 @@ def connect(memory_limit: str = "1GB", threads: int | None = None):
 
     con = duckdb.connect(config={"memory_limit": memory_limit, **({"threads": threads} if threads else {})})
     con.execute("SET preserve_insertion_order = false")  # order is not needed, and it costs memory
+    con.execute("SET enable_progress_bar = false")  # a command's output is its own
     return con
 
 
@@ -63,20 +64,20 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     con = connect(memory_limit, threads)
     files = parts(paths)
     group = by or "NULL"
-    con.execute(f"CREATE VIEW rows AS SELECT {', '.join(COLUMNS)}{', ' + by if by else ''} "
-                f"FROM read_parquet({_listed(files)}, union_by_name = true)")
+    source = f"read_parquet({_listed(files)}, union_by_name = true)"
+    # Three scans, each of the columns it needs: faster here than one scan with three grouping sets.
     totals = con.execute(f"""
         SELECT {group} AS grp, count(*), count(*) FILTER (WHERE {OK}), count(*) FILTER (WHERE {CUT}),
                sum(bytes), min(t_start), max(t_start + total_s)
-        FROM rows GROUP BY grp ORDER BY grp""").fetchall()
+        FROM {source} GROUP BY grp ORDER BY grp""").fetchall()
     sketches = {}
     for name, value, where in (("ttfb_ms", "ttfb_s * 1000", f"{FIRST_BYTE} AND op = '{OPS[OP_GET]}'"),
                                ("latency_ms", "total_s * 1000", OK)):
-        found = con.execute(f"SELECT {group} AS grp, {bucket_key_sql(value)} AS k, count(*) FROM rows "
+        found = con.execute(f"SELECT {group} AS grp, {bucket_key_sql(value)} AS k, count(*) FROM {source} "
                             f"WHERE {where} GROUP BY grp, k").fetchall()
         for grp, key, count in found:
             sketch = sketches.setdefault((grp, name), Sketch())
-            if key is None:
+            if key <= ZERO_KEY:
                 sketch.zeros += count
             else:
                 sketch.add_counts([key], [count])

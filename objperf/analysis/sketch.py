@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 RELATIVE_ACCURACY = 0.005  # half of the 1 % the merged percentiles are held to
-SMALLEST = 1e-9  # values at or below this (a zero TTFB) count in one bucket of their own, read as 0
+SMALLEST = 1e-9  # values in SMALLEST's bucket or below (a zero TTFB) count as zeros, read as 0
+LOG_GAMMA = math.log((1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY))
+ZERO_KEY = math.ceil(math.log(SMALLEST) / LOG_GAMMA)  # the bucket of SMALLEST: it and every one below are zeros
 
 
 @dataclass
@@ -42,9 +44,11 @@ class Sketch:
         """Count every finite value of ``values`` (NaN, a value not measured, is left out)."""
         values = np.asarray(values, dtype=np.float64)
         values = values[np.isfinite(values)]
-        small = values <= SMALLEST
+        log_gamma = math.log(self.gamma)
+        keys = np.ceil(np.log(np.maximum(values, SMALLEST)) / log_gamma).astype(np.int64)  # as bucket_key_sql
+        small = keys <= math.ceil(math.log(SMALLEST) / log_gamma)
         self.zeros += int(small.sum())
-        keys = np.ceil(np.log(values[~small]) / math.log(self.gamma)).astype(np.int64)
+        keys = keys[~small]
         if len(keys):
             low = int(keys.min())
             counts = np.bincount(keys - low)
@@ -107,10 +111,10 @@ class Sketch:
             raise DatasetError("a latency sketch in the manifest is malformed") from None
 
 
-def bucket_key_sql(column: str, relative_accuracy: float = RELATIVE_ACCURACY) -> str:
-    """The bucket of ``column`` as SQL (DuckDB), the same as ``Sketch.add`` computes; NULL for a zero."""
-    gamma = (1 + relative_accuracy) / (1 - relative_accuracy)
-    return f"CASE WHEN ({column}) > {SMALLEST!r} THEN CAST(ceil(ln({column}) / {math.log(gamma)!r}) AS BIGINT) END"
+def bucket_key_sql(column: str) -> str:
+    """The bucket of ``column`` as SQL (DuckDB), the same as ``Sketch.add`` computes; ZERO_KEY or below for a
+    zero (no branch per row: the floor keeps ln finite)."""
+    return f"CAST(ceil(ln(greatest({column}, {SMALLEST!r})) / {LOG_GAMMA!r}) AS BIGINT)"
 
 
 def merged(sketches: list[dict | Sketch]) -> Sketch:
