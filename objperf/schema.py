@@ -28,8 +28,8 @@ import numpy as np
 COLUMNS = (
     "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
-    "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn", "tls_resumed",
-    "crc32", "etag",
+    "t_intended", "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn",
+    "tls_resumed", "crc32", "etag",
 )
 S3_ERROR_BYTES = 64  # AWS documents codes of up to 34 characters: room to spare
 IP_BYTES = 46
@@ -56,6 +56,7 @@ ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in 
     ("pretransfer_s", np.float64),
     ("ttfb_s", np.float64),
     ("total_s", np.float64),
+    ("t_intended", np.float64),  # when the request was due (open loop, --rate); its start otherwise
     ("remote_ip", f"S{IP_BYTES}"),
     ("remote_port", np.int32),
     ("local_ip", f"S{IP_BYTES}"),
@@ -117,7 +118,7 @@ def curl_error_text(code: int) -> str:
 
 
 # What a row that says nothing of a column holds there (zero elsewhere).
-UNSAID = {"tls_resumed": -1}
+UNSAID = {"tls_resumed": -1, "t_intended": float("nan")}
 
 
 def empty_columns(n: int = 0) -> dict[str, np.ndarray]:

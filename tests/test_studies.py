@@ -22,6 +22,7 @@ GRIDS = {
     "ceiling-proof": ("streams", ["store alone", "store + other HTTP"]),
     "client-cpu": ("threads", [1, 2]),
     "wan": ("delay_ms", [0, 0, 20, 20]),
+    "rate-sweep": ("rate", [50, 100, 200, 400, 800]),
 }
 
 

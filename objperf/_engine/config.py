@@ -43,6 +43,13 @@ class EngineConfig:
     ca_file: str | None = None
     verify_tls: bool = True
     keepalive: bool = True
+    rate: float = 0.0  # open loop: requests started a second on a schedule (plan mode); 0: as answers allow
+    max_rate: int = 0  # bytes a second in all, shared by the slots; 0: no cap
+
+    @property
+    def slot_speed(self) -> int:
+        """Each slot's share of ``max_rate`` (libcurl caps each transfer; the slots together keep to it)."""
+        return max(1, self.max_rate // self.concurrency) if self.max_rate > 0 else 0
 
     def check(self) -> None:
         if self.concurrency < 1 or self.threads < 1 or self.range_size < 1 or self.ring_capacity < 1:
@@ -53,6 +60,8 @@ class EngineConfig:
             raise ValueError("ip must be 'any', '4' or '6'")
         if self.http_version not in ("1.1", "2"):
             raise ValueError("http_version must be '1.1' or '2'")
+        if not (self.rate >= 0 and self.max_rate >= 0):
+            raise ValueError("rate and max_rate must not be negative")
 
     @property
     def sources(self) -> list[str]:
@@ -91,6 +100,8 @@ class JobQueue:
             raise ValueError("a job queue holds at least one job")
         if config.sink == "file":
             raise ValueError("the file sink needs plan mode")
+        if config.rate:
+            raise ValueError("an open-loop rate is for plan mode: a queue's jobs come as they are submitted")
 
 
 def plan_engine(urls: Sequence[Any], sizes: Sequence[int], *, fds: Sequence[int] | None = None, **config: Any):

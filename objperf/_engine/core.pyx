@@ -10,7 +10,8 @@ rings while the run goes, so no Python object is made per request.
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
 (a finished request's row), ``start.pxi`` (starting one), ``plan.pxi`` and ``queue.pxi`` (where the next
 request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
-``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload).  This file holds ``Engine``.
+``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``versions.pxi`` (libcurl's
+versions), ``ring.pxi`` (the row ring, generated from objperf/schema.py).  This file holds ``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
 clean up the easy handles, then the multi handles (``Engine.close``).
@@ -53,6 +54,7 @@ include "loop.pxi"
 include "options.pxi"
 include "memory.pxi"
 include "payload.pxi"
+include "versions.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
@@ -70,21 +72,6 @@ cdef inline void check_easy(CURLcode code, str what) except *:
     """The one conversion of a CURLcode met while setting the engine up."""
     if code != CURLE_OK:
         raise EngineError(f"{what}: {curl_easy_strerror(code).decode()}", code=code)
-
-
-cdef object text(const char *p):
-    return p.decode() if p != NULL else None
-
-
-def curl_versions():
-    """libcurl's own version strings (libcurl, TLS library, zlib, nghttp2)."""
-    cdef curl_version_info_data *v = curl_version_info(CURLVERSION_NOW)
-    return {
-        "libcurl": text(v.version),
-        "tls": text(v.ssl_version),
-        "zlib": text(v.libz_version),
-        "nghttp2": text(v.nghttp2_version),
-    }
 
 
 # The engine threads hold the engine (their target is its bound method) and it holds them: a cycle.  The
@@ -159,6 +146,8 @@ cdef class Engine:
         sh.sink = SINKS[config.sink]
         sh.verify = config.verify
         sh.tls = config.tls
+        sh.rate = config.rate
+        sh.slot_speed = config.slot_speed
         sh.urls = <char **>calloc(nkeys, sizeof(char *))
         sh.sizes = <int64_t *>calloc(nkeys, sizeof(int64_t))
         sh.nranges = <int64_t *>calloc(nkeys, sizeof(int64_t))
@@ -236,7 +225,8 @@ cdef class Engine:
                     s.pin = curl_slist_append(s.pin, entry.encode())
             configure_easy(s, self.headers, self.connect_to, self._keep, config.ip,
                            sources[i % len(sources)] if sources else None, config.http_version, config.tls,
-                           config.buffer_size, config.timeout, config.connect_timeout, config.keepalive)
+                           config.buffer_size, config.timeout, config.connect_timeout, config.keepalive,
+                           config.slot_speed)
             configure_tls(s.easy, config.ca_file, config.verify_tls, self._keep, s.ts.tls_share)
 
     cdef _setup_sequential_plan(self, int nkeys):

@@ -27,6 +27,34 @@ cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
     return 0 if left <= 0 else (<int>left + 1 if left + 1 < IDLE_WAIT_MS else IDLE_WAIT_MS)
 
 
+cdef int launch_due(ThreadState *ts, Slot *slots, int nslots, int stride, double *next_due) noexcept nogil:
+    """Open loop: launch this thread's requests whose time has come; ``next_due`` the earliest still waiting
+    (0 for none).  The change in the number of slots active."""
+    cdef int i = ts.index, change = 0
+    cdef double now = op_now_mono()
+    next_due[0] = 0.0
+    while i < nslots:
+        if slots[i].waiting:
+            if slots[i].due_mono <= now:
+                slots[i].waiting = 0
+                slots[i].t_start = op_now_wall()
+                if not launch(&slots[i]):
+                    change -= 1
+            elif next_due[0] == 0.0 or slots[i].due_mono < next_due[0]:
+                next_due[0] = slots[i].due_mono
+        i += stride
+    return change
+
+
+cdef inline int until_ms(double due, int cap_ms) noexcept nogil:
+    """``cap_ms``, or less when a waiting request falls due sooner."""
+    cdef double left
+    if due <= 0:
+        return cap_ms
+    left = (due - op_now_mono()) * 1e3
+    return 0 if left <= 0 else (<int>left + 1 if left + 1 < cap_ms else cap_ms)
+
+
 cdef inline void quiescent(ThreadState *ts) noexcept nogil:
     """This thread holds no pointer into a URL table here: say which generation it has seen, so
     set_urls may free the tables every thread has moved past."""
@@ -75,8 +103,10 @@ cdef void open_gate(Shared *sh, ThreadState *threads, int nthreads, double durat
     cdef int i
     while op_atomic_load_int(&sh.at_gate) < nthreads and op_atomic_load_int(&sh.stop) == STOP_NONE:
         op_sleep_ms(1)
+    sh.go_mono = op_now_mono()
+    sh.go_wall = op_now_wall()
     if duration > 0:
-        sh.deadline = op_now_mono() + duration
+        sh.deadline = sh.go_mono + duration
     op_atomic_store_int(&sh.go, 1)
     for i in range(nthreads):
         op_event_wake(threads[i].wakefd)
@@ -89,6 +119,7 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
     counts every byte it moved."""
     cdef Shared *sh = ts.shared
     cdef int i, active = 0
+    cdef double next_due = 0.0
     quiescent(ts)
     i = ts.index
     while i < nslots:
@@ -109,12 +140,17 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
                 continue
         elif active == 0:
             break
-        wait_and_act(ts, wait_cap_ms(sh))
+        if sh.rate > 0 or sh.slot_speed > 0:
+            active += launch_due(ts, slots, nslots, stride, &next_due)
+            if active == 0:
+                break
+        wait_and_act(ts, until_ms(next_due, wait_cap_ms(sh)))
         active += take_finished(ts)
         if active == 0 and not sh.queue_mode:
             break
     i = ts.index
     while i < nslots:
+        slots[i].waiting = 0  # a request whose time had not come when the run ended was never sent: no row
         if slots[i].busy:
             finish_request(&slots[i], CURLE_ABORTED_BY_CALLBACK, True)
             curl_multi_remove_handle(ts.multi, slots[i].easy)

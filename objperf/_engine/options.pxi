@@ -2,7 +2,7 @@
 
 cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list keep, str ip, interface,
                     str http_version, bint tls, int64_t buffer_size, double timeout, double connect_timeout,
-                    bint keepalive):
+                    bint keepalive, int64_t max_speed):
     """Every option a slot's easy handle keeps for the whole run; ``keep`` holds the strings libcurl
     points into."""
     cdef CURL *e = s.easy
@@ -44,6 +44,11 @@ cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list k
         check_easy(curl_easy_setopt(e, CURLOPT_PIPEWAIT, <long>1), "CURLOPT_PIPEWAIT")
     if not keepalive:
         check_easy(curl_easy_setopt(e, CURLOPT_FORBID_REUSE, <long>1), "CURLOPT_FORBID_REUSE")
+    if max_speed > 0:  # this slot's share of the run's --max-rate, each way
+        check_easy(curl_easy_setopt(e, CURLOPT_MAX_RECV_SPEED_LARGE, <curl_off_t>max_speed),
+                   "CURLOPT_MAX_RECV_SPEED_LARGE")
+        check_easy(curl_easy_setopt(e, CURLOPT_MAX_SEND_SPEED_LARGE, <curl_off_t>max_speed),
+                   "CURLOPT_MAX_SEND_SPEED_LARGE")
 
 cdef configure_tls(CURL *e, ca_file, bint verify_tls, list keep, CURLSH *tls_share):
     cdef bytes path = os.fsencode(ca_file) if ca_file else None

@@ -29,6 +29,7 @@ cdef bint start_plan(Slot *s) noexcept nogil:
     cdef ThreadState *ts = s.ts
     cdef Shared *sh = ts.shared
     cdef int64_t n, key, r, size, prev, generation
+    cdef double due, paced
     if op_atomic_load_int(&sh.stop) != STOP_NONE:
         return False
     if past_deadline(sh):
@@ -63,4 +64,16 @@ cdef bint start_plan(Slot *s) noexcept nogil:
         s.url_generation = generation
     if not set_range(s, size == 0):
         return False
+    due = 0.0
+    if sh.rate > 0:  # open loop: the n-th request's time, kept even when it starts late (a backlog)
+        s.t_intended = sh.go_wall + n / sh.rate
+        due = sh.go_mono + n / sh.rate
+    if sh.slot_speed > 0 and s.paced_len > 0:  # --max-rate: this slot's last bytes at its share first
+        paced = s.start_mono + s.paced_len / sh.slot_speed
+        if paced > due:
+            due = paced
+    if due > 0 and op_now_mono() < due:
+        s.due_mono = due
+        s.waiting = 1  # launched by launch_due when its time comes
+        return True
     return launch(s)

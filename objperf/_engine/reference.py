@@ -236,7 +236,8 @@ class RequestsEngine:
         nan = float("nan")
         return dict(thread=slot, slot=slot, op=OP_GET, key_index=key, offset=offset, length=length, attempt=0,
                     status=status, s3_error=s3_error, curl_code=curl_code, bytes=got, t_start=t_start, dns_s=nan,
-                    connect_s=nan, tls_s=nan, pretransfer_s=nan, ttfb_s=ttfb, total_s=total, remote_ip=remote_ip,
+                    connect_s=nan, tls_s=nan, pretransfer_s=nan, ttfb_s=ttfb, total_s=total, t_intended=t_start,
+                    remote_ip=remote_ip,
                     remote_port=remote_port, local_ip=local_ip, local_port=local_port, ip_family=family,
                     http_version=11, new_conn=False, tls_resumed=-1, crc32=crc if self.verify else 0, etag=etag)
 

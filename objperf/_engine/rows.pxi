@@ -168,6 +168,7 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
             r.nbytes[i] = s.sent
         copy_text(r.etag + i * ETAG_CAP, s.etag, ETAG_CAP)
         r.t_start[i] = s.t_start
+        r.t_intended[i] = s.t_intended
         if ran:
             write_transfer_info(s, r, i)
         else:

@@ -13,6 +13,7 @@ cdef inline void reset_slot(Slot *s) noexcept nogil:
     s.etag[0] = 0
     s.tls_resumed = -1
     s.t_start = op_now_wall()
+    s.t_intended = s.t_start
 
 
 cdef bint fail_start(Slot *s, int kind, int code, CURLcode row_code) noexcept nogil:
@@ -47,6 +48,8 @@ cdef inline bint launch(Slot *s) noexcept nogil:
     if rc != CURLM_OK:
         return fail_start(s, FAULT_ADD, rc, CURLE_FAILED_INIT)
     s.busy = 1
+    s.start_mono = op_now_mono()
+    s.paced_len = s.length
     return True
 
 

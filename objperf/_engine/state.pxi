@@ -42,6 +42,11 @@ ctypedef struct Shared:
     int64_t max_requests
     int64_t max_bytes
     double deadline
+    # Open loop (plan mode): the n-th request is due at go + n / rate, whatever the answers' pace; 0: closed loop.
+    double rate
+    double slot_speed    # --max-rate's share of a slot, bytes a second (0: none): reads are paced to it
+    double go_wall       # when the gate opened, on each clock
+    double go_mono
     int at_gate          # threads waiting for the start: no request is made until every one is (see wait_for_go)
     int go
     int stop
@@ -119,6 +124,11 @@ ctypedef struct Slot:
     int64_t offset
     int64_t length
     double t_start
+    double t_intended    # when the request was due (open loop), else its start
+    double due_mono      # open loop: when a slot waiting for its request's time may launch it
+    int waiting          # open loop: the request is set up and waits for its time (not yet in libcurl)
+    double start_mono    # when the slot's last request went to libcurl, and the bytes it asked for: with
+    int64_t paced_len    # --max-rate, the slot's next read waits until those bytes at its share have passed
     char *buf
     int64_t cap
     int64_t got

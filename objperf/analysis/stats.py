@@ -303,3 +303,38 @@ def concurrency_for(steps: pd.DataFrame, gbps: float) -> dict:
         enough = part[part["steady_gbps"] >= gbps]["concurrency"]
         found[delay] = float(enough.min()) if len(enough) else float("nan")
     return found
+
+
+# -- fixed-rate (open-loop) steps --------------------------------------------------------------------------------
+
+KNEE = 2.0  # latency from the schedule at p99 this many times the lowest rate's: past the knee
+ACHIEVED_SHARE = 0.95  # a step that started fewer than this share of the requests asked could not keep the rate
+
+
+def open_loop_step(rows: pd.DataFrame, summary: dict) -> dict:
+    """A fixed-rate step's results (a study step's ``measure``): the rate achieved, latency from when each
+    request was due and the service time alone, at p50 and p99; NaN where the step had no schedule."""
+    o = summary.get("open_loop") or {}
+    nan = float("nan")
+    return {"rate_achieved": o.get("rate_achieved", nan), "due_ms_p50": o.get("latency_ms_p50", nan),
+            "due_ms_p99": o.get("latency_ms_p99", nan), "service_ms_p50": o.get("service_ms_p50", nan),
+            "service_ms_p99": o.get("service_ms_p99", nan), "late_start_ms_p99": o.get("late_start_ms_p99", nan)}
+
+
+def saturation_rate(steps: pd.DataFrame) -> tuple[float, str] | None:
+    """The lowest rate of a rate sweep at which the store saturated, and why: the first failures (1 % of
+    requests), the rate asked no longer achieved (under 95 %), or latency from the schedule past its knee (p99
+    twice the lowest rate's).  None when every rate tried held."""
+    by_rate = steps.groupby("rate")[["error_rate", "rate_achieved", "due_ms_p99"]].mean().sort_index()
+    if by_rate.empty:
+        return None
+    base = float(by_rate["due_ms_p99"].iloc[0])
+    for rate, step in by_rate.iterrows():
+        if step["error_rate"] >= CURED_SHARE:
+            return float(rate), f"{step['error_rate']:.0%} of requests failed"
+        if not step["rate_achieved"] >= ACHIEVED_SHARE * rate:  # NaN: none was started on time either
+            return float(rate), f"only {step['rate_achieved']:.0f}/s started"
+        if step["due_ms_p99"] > KNEE * base:
+            knee = step["due_ms_p99"]
+            return float(rate), f"p99 latency {knee:.1f} ms, {knee / base:.1f}× the lowest rate's"
+    return None

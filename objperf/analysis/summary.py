@@ -25,7 +25,8 @@ from objperf.sizes import format_size
 GIB = 1 << 30
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
 SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s", "connect_s", "tls_s",
-                   "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port", "s3_error")
+                   "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port", "s3_error", "t_start",
+                   "t_intended")
 # Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
 PER_GIB_FROM_BYTES = 1 << 20
 
@@ -108,6 +109,8 @@ class Tally:
         self.directions: dict[str, dict] = {}
         self.servers: dict[tuple[bytes | str, int], dict] = {}  # text in rows loaded from a dataset
         self.opened: list[dict[str, np.ndarray]] = []  # the rows that opened a connection
+        # Open loop (--rate): each successful request's latency from when it was due, and its service time
+        self.scheduled: dict[str, list] = {"from_due_ms": [], "service_ms": [], "late_ms": [], "starts": []}
         self.connection_columns: list[str] = []  # those of CONNECTION_COLUMNS the rows have
 
     def add(self, cols: dict[str, np.ndarray]) -> None:
@@ -149,12 +152,40 @@ class Tally:
                 d["bytes"] += int(cols["bytes"][mine].sum())
                 d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
         self._add_servers(cols, ok, failed, gets)
+        if "t_intended" in cols:
+            self._add_scheduled(cols, ok)
         self.busy_s += float(np.nansum(cols["total_s"]))
         if "new_conn" in cols:
             self.connection_columns = [name for name in CONNECTION_COLUMNS if name in cols]
             opened = cols["new_conn"].astype(bool)
             if opened.any():
                 self.opened.append({name: cols[name][opened] for name in self.connection_columns})
+
+    def _add_scheduled(self, cols: dict[str, np.ndarray], ok: np.ndarray) -> None:
+        """Rows of an open-loop run: due at ``t_intended``, started at ``t_start`` (late when slots were busy)."""
+        due, start = cols["t_intended"], cols["t_start"]
+        scheduled = np.isfinite(due) & (due != start)  # a closed loop's request is due when it starts
+        if not scheduled.any():
+            return
+        late = np.maximum(start - due, 0.0)
+        mine = scheduled & ok
+        self.scheduled["from_due_ms"].append((late + cols["total_s"])[mine] * 1000)
+        self.scheduled["service_ms"].append(cols["total_s"][mine] * 1000)
+        self.scheduled["late_ms"].append(late[scheduled] * 1000)
+        self.scheduled["starts"].append(start[scheduled])
+
+    def _open_loop(self) -> dict | None:
+        if not self.scheduled["starts"]:
+            return None
+        starts = _joined(self.scheduled["starts"])
+        span = float(starts.max() - starts.min()) if len(starts) > 1 else float("nan")
+        from_due = percentiles(_joined(self.scheduled["from_due_ms"]), [50, 99, 99.9])
+        service = percentiles(_joined(self.scheduled["service_ms"]), [50, 99, 99.9])
+        late_p99, = percentiles(_joined(self.scheduled["late_ms"]), [99])
+        return {"requests": len(starts), "rate_achieved": (len(starts) - 1) / span if span > 0 else float("nan"),
+                "latency_ms_p50": from_due[0], "latency_ms_p99": from_due[1], "latency_ms_p999": from_due[2],
+                "service_ms_p50": service[0], "service_ms_p99": service[1], "service_ms_p999": service[2],
+                "late_start_ms_p99": late_p99}
 
     def _add_servers(self, cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray,
                      gets: np.ndarray) -> None:
@@ -237,6 +268,7 @@ class Tally:
             "client_cpu_s_per_gib": cpu_s / (self.bytes / GIB) if self.bytes else float("nan"),
             "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
             "directions": directions,
+            **({"open_loop": open_loop} if (open_loop := self._open_loop()) else {}),
         }
 
 
@@ -338,6 +370,12 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                              f"p99 {s['ttfb_ms_p99']:.2f} ms"
                              + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms (from TCP connects), "
                                 f"so p50 TTFB is {s['ttfb_over_rtt']:.0f}× it")))
+    if s.get("open_loop"):
+        o = s["open_loop"]
+        rows.append(("open loop", f"{o['requests']:,} requests started at {o['rate_achieved']:.1f}/s on a schedule; "
+                                  f"latency from when each was due p50 {o['latency_ms_p50']:.2f} ms, p99 "
+                                  f"{o['latency_ms_p99']:.2f} ms (service time alone p50 {o['service_ms_p50']:.2f}, "
+                                  f"p99 {o['service_ms_p99']:.2f}); p99 start {o['late_start_ms_p99']:.2f} ms late"))
     if s.get("tls"):
         rows.append(("TLS", tls_text(s["tls"])))
     for server, v in s.get("servers", {}).items():

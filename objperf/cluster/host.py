@@ -20,6 +20,28 @@ def ready_event(names: dict[str, str], index: int) -> str:
     return f"{names['ready']}-{index}"
 
 
+PUBLISH_S = 0.5  # how often a host tells the driver how far it has got
+
+
+def progress_name(names: dict[str, str], index: int) -> str:
+    return f"{names['stop'][:-len('stop')]}progress-{index}"
+
+
+def publisher(names: dict[str, str], index: int, client):
+    """The host's ``on_progress``: its counts so far, set where the driver reads them, every PUBLISH_S."""
+    from distributed import Variable
+
+    variable = Variable(progress_name(names, index), client=client)
+    last = [0.0]
+
+    def publish(elapsed: float, nbytes: int, nrequests: int, nerrors: int) -> None:
+        if elapsed - last[0] >= PUBLISH_S:
+            last[0] = elapsed
+            variable.set((elapsed, nbytes, nrequests, nerrors))
+
+    return publish
+
+
 def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float, run_id: str) -> dict:
     """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label`` under the run id the
     driver chose (so it can name what a lost host wrote); its status, summary and dataset files."""
@@ -49,7 +71,7 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
     workdir = scratch.make("host")  # a killed worker's rows are swept by the next objperf on this host
     try:
         with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):
-            result = job(workdir / "run", index=index)
+            result = job(workdir / "run", index=index, on_progress=publisher(names, index, client))
         files = {str(path.relative_to(workdir / "run")): path.read_bytes()
                  for path in sorted((workdir / "run").rglob("*")) if path.is_file() and not path.name.startswith(".")}
         return {"status": result.status, "summary": result.summary, "files": files}

@@ -43,9 +43,11 @@ class ClusterResult:
 
 
 def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Path, target: dict, workload: dict,
-                   say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None) -> ClusterResult:
+                   say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None,
+                   progress: Callable | None = None) -> ClusterResult:
     """``job(out, index=i)`` on every host at once; ``on_lost(i, run_id)`` cleans up after a host that died
-    (its open uploads, and what it wrote when asked to clean up)."""
+    (its open uploads, and what it wrote when asked to clean up); ``progress`` is told the hosts' counts summed
+    as they come (``objperf.progress.Progress``)."""
     from distributed import Event, Variable
 
     from objperf.cluster.merge import cluster_summary, write_hosts
@@ -69,7 +71,10 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
         _start_together(client, hosts, futures, names)
         say(f"{len(hosts)} hosts started together")
         while not all(f.done() for f in futures):
-            _note_lost(client, hosts, futures, lost)
+            for label, why in _note_lost(client, hosts, futures, lost):
+                say(f"lost {label}: {why}; the other hosts go on")
+            if progress is not None:
+                progress(*_summed(client, names, len(hosts)))
             if stop_requested():
                 raise KeyboardInterrupt
             time.sleep(POLL_S)
@@ -146,13 +151,33 @@ def _start_together(client, hosts, futures, names: dict[str, str]) -> None:
     Event(names["go"], client=client).set()
 
 
-def _note_lost(client, hosts, futures, lost: dict[str, str]) -> None:
-    """A host whose worker left the cluster is lost: its task is cancelled, never rerun elsewhere."""
+def _note_lost(client, hosts, futures, lost: dict[str, str]) -> list[tuple[str, str]]:
+    """A host whose worker left the cluster is lost: its task is cancelled, never rerun elsewhere.  The hosts
+    newly lost, with why."""
     present = set(workers_present(client))
+    newly = []
     for host, future in zip(hosts, futures):
-        if not future.done() and host.address not in present:
+        if not future.done() and host.address not in present and host.label not in lost:
             lost[host.label] = f"worker {host.address} left the cluster mid-run"
+            newly.append((host.label, lost[host.label]))
             future.cancel()
+    return newly
+
+
+def _summed(client, names: dict[str, str], count: int) -> tuple[float, int, int, int]:
+    """The hosts' progress so far, summed (the longest elapsed time): one bar for the whole cluster."""
+    from distributed import Variable
+
+    from objperf.cluster.host import progress_name
+
+    elapsed, nbytes, nrequests, nerrors = 0.0, 0, 0, 0
+    for index in range(count):
+        try:
+            e, b, r, f = Variable(progress_name(names, index), client=client).get(timeout=0.05)
+        except Exception:  # noqa: BLE001 - not published yet (a TimeoutError), or a host gone
+            continue
+        elapsed, nbytes, nrequests, nerrors = max(elapsed, e), nbytes + b, nrequests + r, nerrors + f
+    return elapsed, nbytes, nrequests, nerrors
 
 
 def _wait(futures, timeout: float) -> None:
@@ -183,5 +208,5 @@ def cluster_of(args, invocation):
 
 def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
     """``job`` on every host of the cluster ``args`` names."""
-    with cluster_of(args, invocation) as cluster:
-        return run_on_cluster(cluster, job, out=args.out, say=invocation.say, **run)
+    with cluster_of(args, invocation) as cluster, invocation.progress(getattr(args, "duration", None)) as progress:
+        return run_on_cluster(cluster, job, out=args.out, say=invocation.say, progress=progress, **run)

@@ -13,6 +13,7 @@ COMMANDS = {
     "analyze": ("analyze", "a saved dataset summarised again: filtered, grouped, with figures"),
     "diff": ("diff", "two or more datasets side by side: what changed, and whether it is more than noise"),
     "import": ("imports", "another tool's results (warp, elbencho) as an objperf dataset"),
+    "push": ("push", "a dataset into a store (s3://), where objperf.load and analyze read it back"),
     "pack": ("pack", "a dataset or study in one file (tar or zip) to send; objperf.load reads it"),
     "cleanup": ("cleanup", "what killed runs left: open multipart uploads in a store, scratch and servers here"),
 }

@@ -2,7 +2,7 @@
 (or the embedded SeaweedFS), one dataset per study with the grid values as columns.
 
 Studies: read-concurrency, write-part-size, key-fanout, bucket-fanout, ip-family, mixed, sustained,
-ttfb-size, hot-object, ceiling-proof, client-cpu, wan.  ``--quick`` shrinks every grid and duration to a
+ttfb-size, hot-object, ceiling-proof, client-cpu, wan, rate-sweep.  ``--quick`` shrinks every grid and duration to a
 smoke test."""
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ def report(outcome, options: StudyOptions, invocation: Invocation) -> int:
         invocation.say(f"hot object: fewer than {CURED_SHARE:.0%} of requests failed from {cure} replicas on"
                        if cure is not None else
                        f"hot object: not cured by {tried} replicas (--replicas raises the sweep's cap)")
+    if options.name == "rate-sweep" and "rate_achieved" in table:
+        from objperf.analysis.stats import saturation_rate
+
+        found = saturation_rate(table)
+        invocation.say(f"saturation from {found[0]:g} requests/s: {found[1]}" if found else
+                       f"no saturation up to {table['rate'].max():g} requests/s (--grid rate=... goes further)")
     invocation.say(f"study dataset {outcome.path} ({outcome.status})")
     if outcome.status == "interrupted":
         return interrupted_exit()

@@ -6,7 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.errors import UsageError
-from objperf.options.kinds import BUFFER_SIZE, COUNT, DURATION, ITEMS, PATH, PROVIDERS, SIZE, URL_LIFETIME, choice
+from objperf.options.kinds import (
+    BANDWIDTH,
+    BUFFER_SIZE,
+    COUNT,
+    DURATION,
+    ITEMS,
+    PATH,
+    PROVIDERS,
+    SIZE,
+    URL_LIFETIME,
+    choice,
+)
 from objperf.options.spec import flag, option
 from objperf.s3.settings import CONTROL_TIMEOUT_S, URL_LIFETIME_S
 
@@ -101,6 +112,9 @@ class ConnectionOptions:
     no_keepalive: bool = flag("close each connection after its request: every request pays a connect and, over "
                               "https, a TLS handshake (rows say which resumed a session); what a client without "
                               "keep-alive pays", group=CONNECTION)
+    max_rate: int | None = option(None, "cap the run's bandwidth at this many bytes a second, each slot its share "
+                                  "(libcurl's MAX_RECV/SEND_SPEED), as a link or a quota would", BANDWIDTH,
+                                  group=CONNECTION)
     buffer_size: int | None = option(None, "libcurl buffer size per slot, 1KiB to 10MiB", BUFFER_SIZE,
                                      default_text="1MiB sending; 128KiB receiving, less beyond 256 slots, 32MiB in "
                                      "all, 16KiB at least", group=CONNECTION)
@@ -109,6 +123,8 @@ class ConnectionOptions:
         """The connection options (less ``threads``) as workload keywords; ``buffer_size`` only when given, as
         reads and writes have their own defaults."""
         given = {"buffer_size": self.buffer_size} if self.buffer_size is not None else {}
+        if self.max_rate is not None:
+            given["max_rate"] = self.max_rate
         return {"ip": self.ip, "connect_to": tuple(self.connect_to), "spread_to": tuple(self.spread_to),
                 "interface": self.interface, "http_version": self.http, "timeout": self.timeout,
                 "keepalive": not self.no_keepalive, **given}

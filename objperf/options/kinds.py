@@ -97,6 +97,33 @@ def _providers(value: Any) -> tuple[str, ...]:
     return tuple(check_providers(",".join(_items(value))))
 
 
+def _per_second(value: Any) -> str | Any:
+    """``200/s`` → ``200``; a value given from Python is taken as it is."""
+    if isinstance(value, str) and value.strip().lower().endswith("/s"):
+        return value.strip()[:-2]
+    return value
+
+
+def _rate(value: Any) -> float:
+    """Requests a second: ``200``, ``200/s``, ``12.5/s``."""
+    number = _per_second(value)
+    try:
+        rate = float(number)
+    except (TypeError, ValueError):
+        raise UsageError(f"bad rate {value!r}: give requests a second, such as 200/s") from None
+    if isinstance(value, bool) or not 0 < rate < 1e9:
+        raise UsageError(f"bad rate {value!r}: give a positive number of requests a second, such as 200/s")
+    return rate
+
+
+def _bandwidth(value: Any) -> int:
+    """Bytes a second: ``100MiB/s``, ``100MiB``, or a number of bytes."""
+    rate = _size(_per_second(value))
+    if rate < 1:
+        raise UsageError(f"bad rate {value!r}: give bytes a second, such as 100MiB/s")
+    return rate
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"a flag takes True or False, not {value!r}")
@@ -120,6 +147,8 @@ URL_LIFETIME = Kind("duration", _url_lifetime, metavar="DURATION", shown=_durati
 ITEMS = Kind("list", _items, metavar="A,B,...", shown=",".join)
 PROVIDERS = Kind("list", _providers, metavar="PROVIDER[,...]", shown=",".join)
 FLAG = Kind("flag", _flag)
+RATE = Kind("rate", _rate, metavar="N/s", shown=lambda r: f"{r:g}/s")
+BANDWIDTH = Kind("bandwidth", _bandwidth, metavar="SIZE/s", shown=lambda n: SIZE.shown(n) + "/s")
 
 
 def choice(*values: str) -> Kind:

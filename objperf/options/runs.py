@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from objperf.errors import UsageError
 from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
-from objperf.options.kinds import COUNT, DURATION, PATH, SIZE, choice
+from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
 from objperf.options.spec import flag, option
 from objperf.plan.reads import ReadWorkload
 
@@ -37,6 +37,10 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     verify: bool = flag("CRC32 every body (column crc32)", group=WORKLOAD)
     engine: str = option(READ.engine, "curl or the pure-Python reference engine", choice("curl", "requests"),
                          group=WORKLOAD)
+    rate: float | None = option(None, "open loop: start N requests a second on a schedule, whatever the answers' "
+                                "pace (wrk2's -R), in at most --concurrency slots; latency is also counted from each "
+                                "request's intended start, so a backlog shows (coordinated omission corrected)",
+                                RATE, group=WORKLOAD)
 
     def read_keys(self) -> list[str] | int | None:
         """``--keys``: the keys named, or how many of the prefix's to read."""
@@ -52,7 +56,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
         workload = ReadWorkload(
             concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
             random_ranges=self.random, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
-            requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine,
+            requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine, rate=self.rate,
             **self.connection_kwargs())
         workload.validate()
         return workload

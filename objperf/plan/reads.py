@@ -144,6 +144,8 @@ class ReadWorkload:
     keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     engine: str = "curl"
     seed: int = 0x9E3779B97F4A7C15
+    rate: float | None = None  # open loop: requests started a second on a schedule (wrk2's -R); None: closed loop
+    max_rate: int | None = None  # bytes a second in all, shared by the slots
 
     def validate(self) -> None:
         if self.concurrency < 1:
@@ -172,6 +174,12 @@ class ReadWorkload:
         check_connect_to(self.connect_to)
         spread_entries(self.spread_to)
         check_interface(self.interface)
+        if self.rate is not None and not 0 < self.rate < 1e9:
+            raise UsageError(f"rate must be a positive number of requests a second, not {self.rate}")
+        if self.max_rate is not None and self.max_rate < 1:
+            raise UsageError("max rate must be at least 1 byte a second")
+        if self.engine == "requests" and (self.rate or self.max_rate):
+            raise UsageError("the requests engine takes neither --rate nor --max-rate")
         if self.engine == "requests" and (self.ip != "any" or self.connect_to or self.spread_to or self.interface
                                           or self.http_version != "1.1" or not self.keepalive):
             raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface, "

@@ -50,6 +50,7 @@ class WriteWorkload:
     buffer_size: int = 1 << 20
     keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     url_lifetime: int = URL_LIFETIME_S  # presigned URLs are signed afresh before a third of it has passed
+    max_rate: int | None = None  # bytes a second in all, shared by the slots
 
     @property
     def multipart(self) -> bool:

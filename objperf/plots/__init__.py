@@ -262,6 +262,30 @@ def replica_cure(steps: pd.DataFrame, *, ax=None, title: str | None = None):
     return ax
 
 
+def rate_saturation(steps: pd.DataFrame, *, ax=None, title: str | None = None):
+    """A rate sweep (``objperf study rate-sweep``): p99 latency from when each request was due, and the service
+    time alone, against the rate asked; the saturation point (``stats.saturation_rate``) marked with why."""
+    from objperf.analysis.stats import saturation_rate
+
+    ax = _axes(ax)
+    data = steps.groupby("rate")[["due_ms_p99", "service_ms_p99", "rate_achieved"]].mean().reset_index()
+    ax.plot(data["rate"], data["due_ms_p99"], marker="o", label="p99 from when each request was due")
+    ax.plot(data["rate"], data["service_ms_p99"], marker="s", linestyle="--", label="p99 service time alone")
+    found = saturation_rate(steps)
+    if found is not None:
+        ax.axvline(found[0], color="firebrick", linestyle=":", linewidth=1.5,
+                   label=f"saturated at {found[0]:g}/s: {found[1]}")
+    else:
+        ax.text(0.02, 0.95, f"no saturation up to {data['rate'].max():g}/s", transform=ax.transAxes, va="top")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.set(xlabel="requests started a second (asked)", ylabel="latency p99 (ms)",
+           title=title or "Fixed-rate load: where the store saturates")
+    _note(ax, steps_note(steps))
+    return ax
+
+
 def distance_curves(steps: pd.DataFrame, *, gbps: float | None = None, ax=None, title: str | None = None):
     """A wan study (``objperf.studies.catalog.wan``): throughput against concurrency, one line per added round
     trip; ``gbps`` marks a target and says, per distance, how many requests in flight reached it."""

@@ -51,7 +51,7 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
                        connect_to=tuple(workload.connect_to), spread_to=tuple(spread_entries(workload.spread_to)),
                        interface=workload.interface, http_version=workload.http_version, tls=target.tls,
                        buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
-                       **common)
+                       rate=workload.rate or 0.0, max_rate=workload.max_rate or 0, **common)
 
 
 def open_sink_files(target: ResolvedTarget, workload: ReadWorkload) -> list[int]:

@@ -43,7 +43,7 @@ def control_row(op: str, key_index: int, outcome: Attempt, *, length: int = 0) -
     row["status"][0] = outcome.status
     row["s3_error"][0] = outcome.s3_error.encode()[:S3_ERROR_BYTES]
     row["curl_code"][0] = outcome.curl_code
-    row["t_start"][0] = outcome.t_start
+    row["t_start"][0] = row["t_intended"][0] = outcome.t_start  # sent when it was due
     row["ttfb_s"][0] = row["total_s"][0] = outcome.seconds
     row["dns_s"][0] = row["connect_s"][0] = row["tls_s"][0] = row["pretransfer_s"][0] = np.nan
     row["thread"][0] = row["slot"][0] = -1
@@ -101,7 +101,7 @@ class Uploader:
                                    spread_to=tuple(spread_entries(workload.spread_to)),
                                    interface=workload.interface, http_version=workload.http_version,
                                    tls=client.endpoint.startswith("https://"), buffer_size=workload.buffer_size,
-                                   keepalive=workload.keepalive,
+                                   keepalive=workload.keepalive, max_rate=workload.max_rate or 0,
                                    timeout=workload.timeout, connect_timeout=workload.connect_timeout,
                                    **client.settings.engine_tls())
         self.open: dict[int, Upload] = {}

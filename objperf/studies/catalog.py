@@ -109,7 +109,7 @@ class StudyContext:
     swept: frozenset = frozenset()  # the keys the running study sweeps: its steps' values win there
 
     def step(self, values: dict, job: Callable[[], Callable], *, kind: str, prepare: Callable[[], None] | None = None,
-             on_lost: Callable[[], Callable] | None = None) -> Step:
+             on_lost: Callable[[], Callable] | None = None, measure: Callable | None = None) -> Step:
         """A step that runs ``job()`` (built when the step runs) here, or on the first ``hosts`` hosts of the
         cluster; ``prepare`` runs first, here (seeding); ``on_lost()`` cleans up after a host that died."""
         def run(out, hosts: int | None = None):
@@ -123,7 +123,7 @@ class StudyContext:
                                   target=self.settings.describe(), workload=values, say=self.say,
                                   on_lost=on_lost() if on_lost else None)
 
-        return Step(values, run)
+        return Step(values, run, measure)
 
     def with_sources(self, step: Step, count: int) -> Callable:
         """How ``step`` runs from only the first ``count`` addresses of ``--interface`` (``--grid sources=1,2``):
@@ -141,9 +141,9 @@ class StudyContext:
         return run
 
     def read_step(self, values: dict, source: ReadSource, *, prepare: Callable[[], None] | None = None,
-                  **workload) -> Step:
+                  measure: Callable | None = None, **workload) -> Step:
         return self.step(values, lambda: partial(read_job, source, self.reads(**workload)), kind="read",
-                         prepare=prepare)
+                         prepare=prepare, measure=measure)
 
     def write_step(self, values: dict, **workload) -> Step:
         return self.step(values, lambda: partial(write_job, self.settings, self.writes(**workload), False),
@@ -284,6 +284,20 @@ def ttfb_size(ctx: StudyContext) -> list[Step]:
         steps.append(ctx.read_step({"object_size": size}, ctx.target([key]), range_size=size,
                                    concurrency=_q(ctx, 4, 64)))
     return steps
+
+
+def rate_sweep(ctx: StudyContext) -> list[Step]:
+    """Requests started at fixed rates (open loop, ``--rate``) on a small object: the lowest rate at which the
+    first failures come, the rate is no longer achieved, or latency from the schedule bends up is where the
+    store (or the path to it) saturates (``objperf.analysis.stats.saturation_rate``)."""
+    from objperf.analysis.stats import open_loop_step
+
+    size = ctx.object_size if ctx.object_size_given else _q(ctx, 4 << 10, 64 << 10)
+    key = ctx.key(f"rate-sweep/{size}")
+    ctx.ensure_object(ctx.bucket, key, size)
+    rates = ctx.grid("rate", [50, 100, 200, 400, 800], [100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000])
+    return [ctx.read_step({"rate": r}, ctx.target([key]), range_size=size, rate=float(r), measure=open_loop_step)
+            for r in rates]
 
 
 def replica_counts(cap: int) -> list[int]:
@@ -436,4 +450,5 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "ceiling-proof": ceiling_proof,
     "client-cpu": client_cpu,
     "wan": wan,
+    "rate-sweep": rate_sweep,
 }

@@ -2,7 +2,8 @@
 come before the studies' own code (pandas and all) is loaded."""
 
 STUDY_NAMES = ("read-concurrency", "write-part-size", "key-fanout", "bucket-fanout", "ip-family", "mixed", "sustained",
-               "ttfb-size", "hot-object", "ceiling-proof", "client-cpu", "wan")
+               "ttfb-size", "hot-object", "ceiling-proof", "client-cpu", "wan",
+               "rate-sweep")
 
 # What each study sweeps, by workload keyword: what --grid may set.  A step also fixes some keywords
 # itself (its ``FIXED``): the user's options never override those, and giving one is refused.
@@ -15,6 +16,7 @@ GRIDS: dict[str, frozenset[str]] = {
     "hot-object": frozenset({"concurrency"}),
     "client-cpu": frozenset({"threads"}),
     "wan": frozenset({"delay_ms", "concurrency"}),
+    "rate-sweep": frozenset({"rate"}),
 }
 FIXED: dict[str, frozenset[str]] = {
     **GRIDS,

@@ -1,0 +1,104 @@
+"""Datasets kept in the store a team already uses: ``push`` uploads a dataset (checked against its manifest
+first, the manifest last, so a reader never finds a manifest whose files are not all there) and ``pull``
+brings one back, each file bounded by the size its manifest declares and checked against its SHA-256."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from objperf.errors import UsageError
+from objperf.s3.settings import CONTROL_BODY_CAP, S3Settings
+
+MANIFEST = "manifest.json"
+CHUNK = 64 << 20  # a part of a file pushed in several (S3's parts are 5 MiB at least)
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """``s3://bucket/prefix`` → (bucket, ``prefix/``): a dataset is a folder of objects."""
+    from objperf.s3.target import split_s3_url
+
+    if not url.startswith("s3://"):
+        raise UsageError(f"{url!r} is not an s3://BUCKET/PREFIX URL")
+    bucket, prefix = split_s3_url(url)
+    return bucket, prefix if not prefix or prefix.endswith("/") else prefix + "/"
+
+
+def push(path: str | Path, url: str, settings: S3Settings, *, say: Callable[[str], None] | None = None) -> int:
+    """Upload the dataset at ``path`` under ``url``; the number of files sent."""
+    from objperf.s3.client import S3Client
+    from objperf.source import Source
+
+    path = Path(path)
+    if not (path / MANIFEST).is_file():
+        raise UsageError(f"{path} is not a dataset directory (no {MANIFEST}); objperf pack's bundles are pushed "
+                         "as they are, with any S3 client")
+    source = Source(path)
+    try:
+        manifest = source.manifest()
+        source.verify(manifest)
+    finally:
+        source.close()
+    bucket, prefix = split_url(url)
+    client = S3Client(settings)
+    names = sorted(manifest.get("files", {}))
+    for name in names:
+        client.put_large_object(bucket, prefix + name, _chunks(path / name))
+        if say:
+            say(f"pushed {name} ({(path / name).stat().st_size:,} bytes)")
+    client.put_object(bucket, prefix + MANIFEST, (path / MANIFEST).read_bytes())
+    return len(names) + 1
+
+
+def _chunks(path: Path):
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def pull(url: str, settings: S3Settings, into: str | Path) -> Path:
+    """The dataset under ``url`` copied into the new directory ``into``, checked whole; its path."""
+    from objperf.s3.client import S3Client
+    from objperf.source import Source
+
+    bucket, prefix = split_url(url)
+    into = Path(into)
+    into.mkdir(parents=True)
+    client = S3Client(settings)
+    manifest_bytes = client.get_object(bucket, prefix + MANIFEST, limit=CONTROL_BODY_CAP)
+    if len(manifest_bytes) > CONTROL_BODY_CAP:
+        raise UsageError(f"{url}{MANIFEST} is larger than a manifest can be ({CONTROL_BODY_CAP:,} bytes)")
+    (into / MANIFEST).write_bytes(manifest_bytes)
+    source = Source(into)
+    try:
+        manifest = source.manifest()  # checked: every name one a dataset can hold, every size a count
+        for name, expected in manifest.get("files", {}).items():
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as f:
+                f.write(client.get_object(bucket, prefix + name, limit=expected["bytes"]))
+        source.verify(manifest)  # a body longer than declared is one byte too long here, and refused
+    finally:
+        source.close()
+    return into
+
+
+def pulled(url: str, store: dict):
+    """A context: the dataset under ``url`` in a private scratch directory while the block lasts."""
+    import contextlib
+    import shutil
+
+    from objperf import scratch
+    from objperf.options.groups import TargetOptions
+    from objperf.options.spec import build
+
+    @contextlib.contextmanager
+    def copy():
+        settings = build(TargetOptions, store, what="load()").s3_settings()
+        where = scratch.make("pulled")
+        try:
+            yield pull(url, settings, where / "dataset")
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+
+    return copy()

@@ -1,0 +1,93 @@
+"""A cluster as users start one on real machines: a scheduler and workers started by dask's own commands
+(``dask scheduler``, ``dask worker``: what dask-ssh, Kubernetes and batch systems run), and objperf pointed
+at it with ``--cluster``; the driver shows the hosts' progress summed in one bar."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import run_cli, wait_until
+from objperf import load
+
+pytest.importorskip("distributed")
+pytestmark = pytest.mark.timeout(300)
+DASK = str(Path(sys.executable).parent / "dask")
+
+
+@pytest.fixture
+def dask_cluster(store, tmp_path):
+    """A scheduler and two single-threaded workers on loopback, started with dask's commands; the address."""
+    scheduler_file = tmp_path / "scheduler.json"
+    env = {**os.environ, **store.env()}  # the workers sign with the same credentials the driver has
+    common = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
+    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(scheduler_file)], **common)]
+    try:
+        wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size > 0, timeout=60,
+                   what="the scheduler's file")
+        address = json.loads(scheduler_file.read_text())["address"]
+        for name in ("w1", "w2"):
+            procs.append(subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                                           "--no-dashboard", "--host", "127.0.0.1", "--name", name], **common))
+        yield address
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_run_on_workers_started_by_dasks_own_commands(store, dask_cluster, tmp_path):
+    out = tmp_path / "run"
+    started = time.monotonic()
+    proc = run_cli("objperf.fetch", f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
+                   "--cluster", dask_cluster, "--wait-for", "2", "--range-size", "256KiB", "-c", "2",
+                   "--duration", "3s", "--out", str(out), env=store.env(), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    rows = load(out)
+    assert rows["host"].astype(str).nunique() == 2 and rows["bytes"].sum() > 0
+    manifest = load(out).attrs["manifest"]
+    assert manifest["cluster"]["scheduler"] == dask_cluster
+    assert "2 hosts started together" in proc.stderr and time.monotonic() - started < 200
+
+
+def test_a_study_on_workers_started_by_dasks_own_commands(store, dask_cluster, tmp_path):
+    out = tmp_path / "study"
+    proc = run_cli("objperf", "study", "read-concurrency", f"s3://{store.bucket}/dask-cli-study/", "--endpoint",
+                   store.server.endpoint, "--quick", "--cluster", dask_cluster, "--wait-for", "2", "--grid",
+                   "concurrency=1,4", "--duration", "1s", "--out", str(out), env=store.env(), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    steps = pd.read_parquet(out / "steps.parquet")
+    assert list(steps["concurrency"]) == [1, 4] and (steps["errors"] == 0).all()
+    assert load(out).groupby("step")["host"].nunique().tolist() == [2, 2]
+
+
+def test_the_driver_sums_the_hosts_progress_in_one_bar(store, dask_cluster, monkeypatch, tmp_path):
+    """On a terminal the bar shows every host's bytes at once (here through the API's listener)."""
+    from objperf import api
+
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    seen = []
+    run = api.fetch(f"s3://{store.bucket}/data/even.bin", endpoint=store.server.endpoint, cluster=dask_cluster,
+                    wait_for=2, range_size="256KiB", concurrency=2, duration="3s", out=tmp_path / "api",
+                    progress=False, background=True)
+    while not run.done:
+        seen.append(run.bytes)
+        time.sleep(0.2)
+    run.wait()
+    assert run.status == "complete"
+    assert max(seen) > 0  # counts arrived while the hosts ran, not only at the end
+    assert max(seen) <= run.summary["bytes"]
