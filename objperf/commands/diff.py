@@ -1,4 +1,4 @@
-"""``objperf cmp BEFORE AFTER [MORE …]`` — saved runs side by side: per group, each run's throughput (whole
+"""``objperf diff BEFORE AFTER [MORE …]`` — saved runs side by side: per group, each run's throughput (whole
 and steady), requests/s, TTFB p50/p90/p99, error rate and commonest errors, CPU-s/GiB, and the change in
 percent; a throughput change larger than the runs' own per-second spread is marked as beyond noise, and
 runs of different workloads are flagged."""
@@ -16,9 +16,9 @@ PROG = "objperf diff"
 NOT_MEASURED = "not measured"
 
 EXAMPLES = """examples:
-  objperf cmp runs/before runs/after
-  objperf cmp runs/c16 runs/c64 runs/c256 --by op --figures figures/cmp
-  objperf cmp runs/a runs/b --json
+  objperf diff runs/before runs/after
+  objperf diff runs/c16 runs/c64 runs/c256 --by op --figures figures/cmp
+  objperf diff runs/a runs/b --json
 """
 
 

@@ -19,7 +19,7 @@ TOOLS = ("warp", "elbencho")
 EXAMPLES = """examples:
   objperf import warp warp-get-2026-12-01.csv.zst --out runs/warp-get
   objperf import elbencho results.csv --out runs/elbencho
-  objperf cmp runs/warp-get runs/20261201T101500Z-fetch      # warp's run beside objperf's
+  objperf diff runs/warp-get runs/20261201T101500Z-fetch      # warp's run beside objperf's
 """
 
 
