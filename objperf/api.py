@@ -230,7 +230,10 @@ def _command(name: str, cls: type, workflow: str, positionals: tuple[str, ...]) 
         if args and isinstance(args[0], cls):  # a whole options object, made or kept by the caller
             if len(args) > 1 or keywords:
                 raise UsageError(f"{name}() takes an options object alone, or keywords")
-            options = dataclasses.replace(args[0])  # the run fills in its dataset's place: not in the caller's
+            # Checked as keywords are (a dataclass takes any value), and copied: the run fills in its dataset's
+            # place, not in the caller's object.
+            options = build(cls, {field.name: getattr(args[0], field.name) for field in dataclasses.fields(cls)
+                                  if getattr(args[0], field.name) != field.default}, what=f"{name}()")
         else:
             if len(args) > len(positionals):
                 raise UsageError(f"{name}() takes at most {len(positionals)} positional argument(s): "

@@ -128,3 +128,10 @@ def test_the_reference_pages_in_docs_are_the_ones_the_definitions_write():
         written = PACKAGE.parent / "docs" / relative
         assert written.exists() and written.read_text() == text, \
             f"docs/{relative} is stale: python -m objperf.commands.reference docs"
+
+
+def test_an_options_object_is_checked_as_keywords_are_and_a_required_name_is_asked_for():
+    with pytest.raises(UsageError, match="must be at least 1"):
+        api.fetch(FetchOptions(concurrency=0), progress=False)
+    with pytest.raises(UsageError, match="study\\(\\) needs name"):
+        api.study(quick=True, progress=False)

@@ -94,4 +94,7 @@ def build(cls: type[T], given: Mapping[str, Any], *, what: str = "") -> T:
                              "with '_' for '-' (help() lists them)")
         if value is not None:
             values[name] = taken(*fields[name], value)
+    missing = [name for name, (_, spec) in fields.items() if spec.required and name not in values]
+    if missing:
+        raise UsageError(f"{what or cls.__name__} needs {', '.join(missing)}")
     return cls(**values)
