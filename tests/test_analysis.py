@@ -211,3 +211,19 @@ def test_saved_rows_from_two_servers_are_summarized_by_server():
     servers = summarize(cols, wall_s=1.0, cpu_s=0.1)["servers"]
     assert servers["127.0.0.1:9000"]["ttfb_ms_p50"] == pytest.approx(20.0)
     assert servers["[::1]:9000"]["requests"] == 2 and servers["[::1]:9000"]["ttfb_ms_p50"] == pytest.approx(30.0)
+
+
+def test_the_round_trip_is_a_low_percentile_of_many_connects_robust_to_slow_ones():
+    """A connect is only ever slowed (a busy box, a full accept queue): a few slow ones leave the round
+    trip where most connects put it."""
+    import numpy as np
+
+    from objperf.analysis.summary import connects_measured, round_trip_ms
+
+    connect_s = np.array([0.0002] * 18 + [0.104, 0.090])  # two connects stalled behind a busy server
+    cols = {"new_conn": np.ones(20, dtype=bool), "dns_s": np.zeros(20), "connect_s": connect_s,
+            "remote_ip": np.array([b"10.0.0.7"] * 20)}
+    assert round_trip_ms(cols) == pytest.approx(0.2)
+    assert connects_measured(cols) == (20, False)
+    cols["remote_ip"] = np.array([b"::ffff:127.0.0.1"] * 10 + [b"::1"] * 10)
+    assert connects_measured(cols) == (20, True)

@@ -41,6 +41,15 @@ def test_time_to_first_byte_carries_both_one_way_delays(store, far_store, tmp_pa
     # summary's TTFB is many of them
     assert summary["rtt_ms"] < ONE_WAY_S * 1000 / 5
     assert summary["ttfb_ms_p50"] >= 2 * ONE_WAY_S * 1000 * 0.98
+    assert summary["rtt_connects"] == 24 and summary["rtt_loopback"]  # and the summary says so
+
+
+def test_the_summary_says_what_the_round_trip_was_measured_from(store, far_store, tmp_path):
+    done = run_cli("objperf.fetch", f"s3://{store.bucket}/data/even.bin", "--endpoint", far_store.endpoint,
+                   "--no-save", "-c", "2", "--requests", "8", "--no-keepalive", env=store.env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "10th percentile of 8 TCP connects" in done.stdout
+    assert "ended at a loopback address" in done.stdout
 
 
 @pytest.mark.parametrize("concurrency", [2, 8])

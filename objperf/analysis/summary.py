@@ -31,14 +31,34 @@ SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "to
 PER_GIB_FROM_BYTES = 1 << 20
 
 
+RTT_PERCENTILE = 10  # a connect can only be slowed (a busy box, a full accept queue), never sped up: a low one
+
+
 def round_trip_ms(cols: dict[str, np.ndarray]) -> float:
     """The network round trip, from the TCP connects of new connections: libcurl's connect time less its
-    name lookup is one SYN → SYN-ACK.  NaN when no request opened a connection (or the columns lack it)."""
+    name lookup is one SYN → SYN-ACK; the RTT_PERCENTILE-th of them, as a busy client or server only ever
+    adds to a connect.  NaN when no request opened a connection (or the columns lack it)."""
     if "new_conn" not in cols or "dns_s" not in cols:
         return float("nan")
     opened = cols["new_conn"].astype(bool) & (cols["connect_s"] > 0)
-    (median,) = percentiles((cols["connect_s"][opened] - cols["dns_s"][opened]) * 1000, [50])
-    return float(median)
+    (low,) = percentiles((cols["connect_s"][opened] - cols["dns_s"][opened]) * 1000, [RTT_PERCENTILE])
+    return float(low)
+
+
+def _is_loopback(ip: bytes | str) -> bool:
+    text = (ip.decode(errors="replace") if isinstance(ip, bytes) else str(ip)).removeprefix("::ffff:")
+    return text == "::1" or text.startswith("127.")
+
+
+def connects_measured(cols: dict[str, np.ndarray]) -> tuple[int, bool]:
+    """How many TCP connects the round trip comes from, and whether they all ended at a loopback address
+    (a local server, or a relay standing for a far one: then it is not the store's distance)."""
+    if "new_conn" not in cols or "connect_s" not in cols:
+        return 0, False
+    opened = cols["new_conn"].astype(bool) & (cols["connect_s"] > 0)
+    ips = set(cols["remote_ip"][opened].tolist()) if "remote_ip" in cols else set()
+    loopback = bool(ips) and all(_is_loopback(ip) for ip in ips)
+    return int(opened.sum()), loopback
 
 
 def tls_handshakes(cols: dict[str, np.ndarray], *, busy_s: float | None = None) -> dict | None:
@@ -85,7 +105,7 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0)
 
 
-CONNECTION_COLUMNS = ("new_conn", "dns_s", "connect_s", "tls_s", "tls_resumed")
+CONNECTION_COLUMNS = ("new_conn", "dns_s", "connect_s", "tls_s", "tls_resumed", "remote_ip")
 
 
 class Tally:
@@ -239,6 +259,7 @@ class Tally:
                 }
         opened = {name: _joined([c[name] for c in self.opened]) for name in self.connection_columns}
         rtt = round_trip_ms(opened)
+        connects, loopback = connects_measured(opened)
         connections = len(opened.get("new_conn", ()))
         return {
             "requests": self.requests,
@@ -256,6 +277,8 @@ class Tally:
             "ttfb_ms_p999": float(p999),
             "sketches": {name: sketch.to_json() for name, sketch in self.sketches.items()},
             "rtt_ms": rtt,
+            "rtt_connects": connects,
+            "rtt_loopback": loopback,
             "ttfb_over_rtt": float(p50) / rtt if rtt > 0 else float("nan"),
             "status_counts": {str(k): v for k, v in sorted(self.statuses.items())},
             "ranged_gets_answered_200": self.partial_200,
@@ -368,7 +391,7 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rtt = s.get("rtt_ms", float("nan"))
         rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "
                              f"p99 {s['ttfb_ms_p99']:.2f} ms"
-                             + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms (from TCP connects), "
+                             + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms ({rtt_source(s)}), "
                                 f"so p50 TTFB is {s['ttfb_over_rtt']:.0f}× it")))
     if s.get("open_loop"):
         o = s["open_loop"]
@@ -418,6 +441,17 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
     if s.get("error"):
         rows.append(("failed", s["error"]))
     return rows + evidence_rows(s.get("evidence", {}))
+
+
+def rtt_source(s: dict) -> str:
+    """What the round trip was measured from, in words."""
+    n = s.get("rtt_connects")
+    text = f"the {RTT_PERCENTILE}th percentile of {n:,} TCP connects" if n else "from TCP connects"
+    if n and n < 5:
+        text += ": too few to trust"
+    if s.get("rtt_loopback"):
+        text += "; they ended at a loopback address, a local server or relay, not the store's distance"
+    return text
 
 
 def tls_text(t: dict) -> str:
