@@ -39,8 +39,9 @@ def test_a_killed_run_leaves_no_server_and_its_scratch_is_swept_by_the_next(tmp_
     try:
         assert wait_for(lambda: any(record.get("servers") for path, record in owned_scratch().items()
                                     if path not in before_dirs and record["pid"] == proc.pid), timeout=90)
+        # The owner file names the server's process as soon as it is spawned, before setpriv has exec'd weed.
+        assert wait_for(lambda: weed_processes() - before_servers, timeout=60), "no server started"
         servers = weed_processes() - before_servers
-        assert servers
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         assert wait_for(lambda: not (weed_processes() & servers), timeout=30), "the server outlived its parent"
