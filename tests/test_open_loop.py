@@ -107,3 +107,19 @@ def test_a_rate_sweep_figure_marks_its_saturation():
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert any("saturated at 800/s" in label for label in labels)
     assert ax.get_xlabel() and ax.get_ylabel() == "latency p99 (ms)"
+
+
+def test_a_stopped_open_loop_run_sends_no_request_whose_time_had_not_come(store):
+    """A stop means no new request: slots waiting for their time give theirs up (and leave no row)."""
+    import time
+
+    from objperf._engine.config import plan_engine
+
+    url = store.client.presign(store.bucket, "data/small.bin")
+    with plan_engine([url], [1000], concurrency=4, threads=1, sink="discard", rate=1.0) as engine:
+        engine.start(duration=30)
+        time.sleep(0.3)  # what is measured: one request a second, the first at once, the next not before 1 s
+        engine.stop()  # drain: the requests in flight finish, none is started
+        assert engine.join(5)
+        rows = engine.drain()
+    assert rows is not None and len(rows["t_start"]) == 1

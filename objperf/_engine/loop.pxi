@@ -32,10 +32,14 @@ cdef int launch_due(ThreadState *ts, Slot *slots, int nslots, int stride, double
     (0 for none).  The change in the number of slots active."""
     cdef int i = ts.index, change = 0
     cdef double now = op_now_mono()
+    cdef bint stopping = op_atomic_load_int(&ts.shared.stop) != STOP_NONE  # no new request after a stop
     next_due[0] = 0.0
     while i < nslots:
         if slots[i].waiting:
-            if slots[i].due_mono <= now:
+            if stopping:
+                slots[i].waiting = 0  # never sent: no row
+                change -= 1
+            elif slots[i].due_mono <= now:
                 slots[i].waiting = 0
                 slots[i].t_start = op_now_wall()
                 if not launch(&slots[i]):
