@@ -30,13 +30,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from objperf.errors import ObjperfError, UsageError
 from objperf.options import CompareOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions
 from objperf.options.spec import build, help_text, options_of
 from objperf.run.control import Control, controlled
 from objperf.run.invocation import Invocation
+
+if TYPE_CHECKING:
+    from objperf.store_out import StoreOut
 
 __all__ = ["CompareOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run", "StudyOptions",
            "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study"]
@@ -92,7 +95,7 @@ class Run:
         self.outcome: Any = None  # what the command gave: a RunResult, a study's steps, compare's runs
         self.error: BaseException | None = None
         self.elapsed_s, self.bytes, self.requests, self.failed = 0.0, 0, 0, 0
-        self.dataset: Path | None = None
+        self.dataset: Path | StoreOut | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -156,7 +159,12 @@ class Run:
         """The NIC and CPU samples taken during the run (``objperf.dataset.load_samples``)."""
         from objperf.dataset import load_samples
 
-        return load_samples(self.dataset) if self.dataset else {}
+        if self.dataset is None or isinstance(self.dataset, Path):
+            return load_samples(self.dataset) if self.dataset else {}
+        from objperf.remote import pulled_with
+
+        with pulled_with(self.dataset.url, self.dataset.settings) as path:  # a dataset in a store
+            return load_samples(path)
 
     def _repr_html_(self) -> str:
         head = f"<b>objperf {html.escape(self.command)}</b> — {html.escape(self.status)}"
@@ -201,8 +209,10 @@ def _run(command: str, workflow: Callable, options, background: bool, progress: 
             run.status = "interrupted"
         except BaseException as exc:
             run.status, run.error = "failed", exc
-        dataset = getattr(options, "out", None)
-        run.dataset = Path(dataset) if dataset and Path(dataset).is_dir() else None
+        dataset = getattr(run.outcome, "dataset", None) or getattr(options, "out", None)
+        if isinstance(dataset, (str, Path)):
+            dataset = Path(dataset) if Path(dataset).is_dir() else None
+        run.dataset = dataset  # a directory, or a StoreOut (--out s3://…)
 
     if background:
         run._thread = threading.Thread(target=body, name=f"objperf-{command}", daemon=True)

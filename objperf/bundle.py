@@ -15,8 +15,9 @@ def pack(path: str | Path, out: str | Path) -> Path:
 
     from objperf.dataset import MANIFEST, Source
     from objperf.errors import UsageError
+    from objperf.layout import local_place
 
-    path, out = Path(path), Path(out)
+    path, out = Path(path), local_place(out)
     if not path.is_dir():
         raise UsageError(f"{path} is not a dataset directory")
     source = Source(path)

@@ -4,6 +4,7 @@ brings one back, each file bounded by the size its manifest declares and checked
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from objperf.s3.settings import CONTROL_BODY_CAP, S3Settings
 
 MANIFEST = "manifest.json"
 CHUNK = 64 << 20  # a part of a file pushed in several (S3's parts are 5 MiB at least)
+LISTED_PART_MAX_BYTES = 1 << 30  # a part of an unfinished dataset (one flush of rows: a few MiB)
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -72,33 +74,58 @@ def pull(url: str, settings: S3Settings, into: str | Path) -> Path:
     source = Source(into)
     try:
         manifest = source.manifest()  # checked: every name one a dataset can hold, every size a count
-        for name, expected in manifest.get("files", {}).items():
+        files = manifest.get("files")
+        if files is None and manifest.get("status") == "running":
+            files = _listed_parts(client, bucket, prefix)  # its run died, or still goes: the parts sent so far
+        for name, expected in (files or {}).items():
             target = into / name
             target.parent.mkdir(parents=True, exist_ok=True)
+            body = client.get_object(bucket, prefix + name, limit=expected["bytes"])
+            if "sha256" not in expected and len(body) != expected["bytes"]:
+                raise UsageError(f"{url}{name} is not the size its listing says ({expected['bytes']:,} bytes)")
             with target.open("wb") as f:
-                f.write(client.get_object(bucket, prefix + name, limit=expected["bytes"]))
+                f.write(body)
         source.verify(manifest)  # a body longer than declared is one byte too long here, and refused
     finally:
         source.close()
     return into
 
 
-def pulled(url: str, store: dict):
-    """A context: the dataset under ``url`` in a private scratch directory while the block lasts."""
-    import contextlib
-    import shutil
+def _listed_parts(client, bucket: str, prefix: str) -> dict[str, dict]:
+    """The parts of an unfinished dataset, from the store's listing: only names of a dataset's own layout, each
+    to be read no further than its listed size."""
+    from objperf.source import DATA_NAME
 
-    from objperf import scratch
+    found = {}
+    for folder in ("requests/", "samples/"):
+        for key, size in client.list_keys(bucket, prefix + folder):
+            name = key[len(prefix):]
+            if not DATA_NAME.fullmatch(name):
+                continue
+            if size > LISTED_PART_MAX_BYTES:
+                raise UsageError(f"s3://{bucket}/{key} is listed at {size:,} bytes, more than a part objperf sends "
+                                 f"({LISTED_PART_MAX_BYTES:,})")
+            found[name] = {"bytes": size}
+    return found
+
+
+def pulled(url: str, store: dict):
+    """A context: the dataset under ``url`` (in the store ``store``'s target options name) in a private scratch
+    directory while the block lasts."""
     from objperf.options.groups import TargetOptions
     from objperf.options.spec import build
 
-    @contextlib.contextmanager
-    def copy():
-        settings = build(TargetOptions, store, what="load()").s3_settings()
-        where = scratch.make("pulled")
-        try:
-            yield pull(url, settings, where / "dataset")
-        finally:
-            shutil.rmtree(where, ignore_errors=True)
+    return pulled_with(url, build(TargetOptions, store, what="load()").s3_settings())
 
-    return copy()
+
+@contextlib.contextmanager
+def pulled_with(url: str, settings: S3Settings):
+    import shutil
+
+    from objperf import scratch
+
+    where = scratch.make("pulled")
+    try:
+        yield pull(url, settings, where / "dataset")
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

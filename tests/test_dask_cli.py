@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,8 +25,14 @@ DASK = str(Path(sys.executable).parent / "dask")
 
 
 @pytest.fixture
-def dask_cluster(store, tmp_path):
+def dask_cluster(dask_processes):
     """A scheduler and two single-threaded workers on loopback, started with dask's commands; the address."""
+    return dask_processes[0]
+
+
+@pytest.fixture
+def dask_processes(store, tmp_path):
+    """The scheduler's address, and the processes: the scheduler's, then the workers' (w1, w2)."""
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, **store.env()}  # the workers sign with the same credentials the driver has
     common = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
@@ -38,7 +45,7 @@ def dask_cluster(store, tmp_path):
         for name in ("w1", "w2"):
             procs.append(subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", "1",
                                            "--no-dashboard", "--host", "127.0.0.1", "--name", name], **common))
-        yield address
+        yield address, procs
     finally:
         for proc in procs:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -91,3 +98,65 @@ def test_the_driver_sums_the_hosts_progress_in_one_bar(store, dask_cluster, monk
     assert run.status == "complete"
     assert max(seen) > 0  # counts arrived while the hosts ran, not only at the end
     assert max(seen) <= run.summary["bytes"]
+
+
+def store_parts(store, prefix: str) -> list[str]:
+    return [key for key, _ in store.client.list_keys(store.bucket, prefix + "requests/")]
+
+
+def objperf_scratch() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("objperf-*")}
+
+
+def test_hosts_write_straight_into_the_store_and_a_killed_driver_strands_nothing(store, dask_cluster, tmp_path,
+                                                                                   monkeypatch):
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    prefix = "fleet/killed-driver/"
+    scratch_before = objperf_scratch()
+    here = tmp_path / "driver"
+    here.mkdir()
+    driver = subprocess.Popen([sys.executable, "-m", "objperf.fetch", f"s3://{store.bucket}/data/even.bin",
+                               "--endpoint", store.server.endpoint, "--cluster", dask_cluster, "--wait-for", "2",
+                               "--range-size", "256KiB", "-c", "2", "--duration", "8s", "--out",
+                               f"s3://{store.bucket}/{prefix}"], env=store.env(), cwd=here,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:  # each host's first part (a second of rows) is in the store before the driver dies
+        wait_until(lambda: {key.rsplit("/", 1)[1][:9] for key in store_parts(store, prefix)} >=
+                   {"part-0000", "part-0001"}, timeout=120, what="both hosts' first parts")
+    finally:
+        driver.kill()
+        driver.wait(timeout=30)
+    with pytest.warns(UserWarning, match="did not finish"):
+        rows = load(f"s3://{store.bucket}/{prefix}", endpoint=store.server.endpoint)
+    assert rows["host"].astype(str).nunique() == 2 and (rows["bytes"] > 0).all()
+    assert rows.attrs["manifest"]["status"] == "running"
+    assert list(here.iterdir()) == []  # no dataset and no staging on the driver's machine
+    assert objperf_scratch() <= scratch_before  # nor on the hosts' (here the same machine)
+
+
+def test_a_cluster_dataset_in_the_store_keeps_what_a_lost_host_sent(store, dask_processes, tmp_path, monkeypatch):
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    address, procs = dask_processes
+    prefix = "fleet/lost-host/"
+    driver = subprocess.Popen([sys.executable, "-m", "objperf.fetch", f"s3://{store.bucket}/data/even.bin",
+                               "--endpoint", store.server.endpoint, "--cluster", address, "--wait-for", "2",
+                               "--range-size", "256KiB", "-c", "2", "--duration", "6s", "--out",
+                               f"s3://{store.bucket}/{prefix}"], env=store.env(), cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        wait_until(lambda: {key.rsplit("/", 1)[1][:9] for key in store_parts(store, prefix)} >=
+                   {"part-0000", "part-0001"}, timeout=120, what="both hosts' first parts")
+        os.killpg(procs[2].pid, signal.SIGKILL)  # the second worker, w2, dies mid-run
+        _, stderr = driver.communicate(timeout=200)
+    finally:
+        driver.kill()
+    assert driver.returncode == 1 and "lost" in stderr, stderr
+    rows = load(f"s3://{store.bucket}/{prefix}", endpoint=store.server.endpoint)  # the manifest names every part
+    manifest = rows.attrs["manifest"]
+    assert manifest["status"] == "failed" and manifest["rows"] == len(rows)
+    assert sorted(h["status"] for h in manifest["hosts"]) == ["complete", "lost"]
+    assert rows["host"].astype(str).nunique() == 2  # the lost host's flushed rows are kept
+    assert set(manifest["files"]) == {key[len(prefix):] for key, _ in
+                                      store.client.list_keys(store.bucket, prefix)} - {"manifest.json"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -78,3 +80,55 @@ def test_push_refuses_a_directory_that_is_no_dataset_and_store_options_without_a
     with pytest.raises(objperf.api.UsageError, match="name a store"):
         objperf.load(tmp_path / "empty", endpoint="http://127.0.0.1:9")
     shutil.rmtree(tmp_path / "empty")
+
+
+def fetch_into_store(store, out: str, *more: str, cwd=None):
+    return subprocess.run([sys.executable, "-m", "objperf.fetch", f"s3://{store.bucket}/data/odd.bin", "--endpoint",
+                           store.server.endpoint, "--range-size", "1MiB", "-c", "2", "--out", out, *more],
+                          capture_output=True, text=True, env=store.env(), timeout=120, cwd=cwd,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_a_run_writes_its_dataset_straight_into_the_store(store, tmp_path, monkeypatch):
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    url = f"s3://{store.bucket}/results/direct/"
+    done = fetch_into_store(store, url, "--requests", "40", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing on this machine: no runs/, no staging
+    rows = objperf.load(url, **store_keywords(store))
+    manifest = rows.attrs["manifest"]
+    assert manifest["status"] == "complete" and manifest["rows"] == len(rows) == 40
+    assert set(manifest["files"]) == {key[len("results/direct/"):] for key, _ in
+                                      store.client.list_keys(store.bucket, "results/direct/")} - {"manifest.json"}
+    ranges = (store.objects["data/odd.bin"] - rows["offset"]).clip(upper=1 << 20)
+    assert (rows["bytes"] == ranges).all()  # each row the bytes of its range, as the store sent them
+    again = run_cli("objperf", "analyze", url, "--endpoint", store.server.endpoint, "--json", env=store.env())
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["summary"]["requests"] == 40
+
+
+@pytest.mark.parametrize(("out", "more", "said"), [
+    ("s3://{bucket}/data/", (), "already holds objects"),
+    ("s3://{bucket}/data/new-results/", ("--url-of-prefix",), "lies inside"),
+    ("s3://{bucket}/results/figures/", ("--figures",), "--figures draws into a directory"),
+])
+def test_a_dataset_the_store_cannot_hold_apart_is_refused_before_any_request(store, tmp_path, out, more, said):
+    out = out.format(bucket=store.bucket)
+    args = [f"s3://{store.bucket}/data/", "--endpoint", store.server.endpoint] if "--url-of-prefix" in more else \
+        [f"s3://{store.bucket}/data/odd.bin", "--endpoint", store.server.endpoint]
+    more = tuple(m for m in more if m != "--url-of-prefix")
+    done = subprocess.run([sys.executable, "-m", "objperf.fetch", *args, "--requests", "4", "--out", out, *more],
+                          capture_output=True, text=True, env=store.env(), timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not store.client.list_keys(store.bucket, out.split("/", 3)[3] + "requests/")  # nothing was sent
+
+
+def test_a_store_url_where_only_a_directory_will_do_is_refused(store, tmp_path):
+    for args in (["study", "read-concurrency", "--out", f"s3://{store.bucket}/study/"],
+                 ["fetch", "--requests", "1", "--out", f"s3://{store.bucket}/embedded/"]):
+        done = subprocess.run([sys.executable, "-m", "objperf", *args], capture_output=True, text=True,
+                              env=store.env(), timeout=120, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert list(tmp_path.iterdir()) == []  # no directory named "s3:"

@@ -42,9 +42,12 @@ def publisher(names: dict[str, str], index: int, client):
     return publish
 
 
-def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float, run_id: str) -> dict:
+def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float, run_id: str,
+             store=None) -> dict:
     """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label`` under the run id the
-    driver chose (so it can name what a lost host wrote); its status, summary and dataset files."""
+    driver chose (so it can name what a lost host wrote); its status, summary and dataset files.  With
+    ``store`` (``objperf.store_out.StoreOut``, this host's) its rows go straight there as it flushes them,
+    nothing is kept on this machine, and it hands back only its manifest: what it sent, with digests."""
     from distributed import Event, Variable, get_client
 
     client = get_client()
@@ -68,6 +71,13 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
 
     watcher = threading.Thread(target=watch_stop, name="objperf-stop-watch", daemon=True)
     watcher.start()
+    if store is not None:
+        try:
+            with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):
+                result = job(store, index=index, on_progress=publisher(names, index, client))
+            return {"status": result.status, "summary": result.summary, "manifest": result.manifest}
+        finally:
+            finished.set()
     workdir = scratch.make("host")  # a killed worker's rows are swept by the next objperf on this host
     try:
         with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):

@@ -33,15 +33,34 @@ def write_hosts(writer: DatasetWriter, label: str, files: dict[str, bytes]) -> d
     return json.loads(files[MANIFEST]) if MANIFEST in files else {}
 
 
-def cluster_summary(dataset: Path, results: dict[str, dict | None], lost: dict[str, str]) -> dict:
-    """Totals over the window every host ran in, with each host's own figures beside them.  ``results``: each
-    host's status and summary (None for a host lost)."""
+SUMMARY_COLUMNS = ["host", "op", "status", "curl_code", "bytes", "t_start", "ttfb_s", "total_s"]
+
+
+def cluster_rows(writer):
+    """The columns the cluster's summary needs, of every host's rows in the dataset ``writer`` is still writing
+    (a directory's ``DatasetWriter``, or a store's ``StoreWriter``: read back from the store)."""
+    if isinstance(writer, DatasetWriter):
+        with warnings.catch_warnings():  # the driver reads the dataset it is still writing: "did not finish" is moot
+            warnings.simplefilter("ignore", UserWarning)
+            return load(writer.path, columns=SUMMARY_COLUMNS)
+    from objperf.dataset import unified
+    from objperf.store_writer import read_parts
+
+    names = {name: d for name, d in sorted(writer.files.items()) if name.startswith(ROWS_DIR + "/")}
+    tables = [unified(table) for table in read_parts(writer.client, writer.out, names, SUMMARY_COLUMNS)]
+    if not tables:
+        import pandas as pd
+
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return pa.concat_tables(tables, promote_options="permissive").to_pandas()
+
+
+def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -> dict:
+    """Totals over the window every host ran in, with each host's own figures beside them.  ``df``: every host's
+    rows (``cluster_rows``); ``results``: each host's status and summary (None for a host lost)."""
     hosts = {label: (result or {}).get("summary") for label, result in results.items()}
     statuses = {label: "lost" if label in lost else (result or {}).get("status", "?")
                 for label, result in results.items()}
-    with warnings.catch_warnings():  # the driver reads the dataset it is still writing: "did not finish" is moot
-        warnings.simplefilter("ignore", UserWarning)
-        df = load(dataset, columns=["host", "op", "status", "curl_code", "bytes", "t_start", "ttfb_s", "total_s"])
     from objperf.analysis.stats import first_byte_rows, ok_rows, overlap_bytes
 
     per_host = {label: df[df["host"].astype(str) == label] for label in hosts}

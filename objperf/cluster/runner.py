@@ -39,19 +39,21 @@ class ClusterResult:
     def rows(self):
         from objperf.dataset import load
 
-        return load(self.dataset)
+        return load(self.dataset) if isinstance(self.dataset, Path) else self.dataset.load()
 
 
-def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Path, target: dict, workload: dict,
+def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: dict, workload: dict,
                    say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None,
                    progress: Callable | None = None) -> ClusterResult:
-    """``job(out, index=i)`` on every host at once; ``on_lost(i, run_id)`` cleans up after a host that died
+    """``job(out, index=i)`` on every host at once (``out`` a directory, or a ``StoreOut`` every host writes its
+    parts into itself); ``on_lost(i, run_id)`` cleans up after a host that died
     (its open uploads, and what it wrote when asked to clean up); ``progress`` is told the hosts' counts summed
     as they come (``objperf.progress.Progress``)."""
     from distributed import Event, Variable
 
-    from objperf.cluster.merge import cluster_summary, write_hosts
+    from objperf.cluster.merge import cluster_rows, cluster_summary, write_hosts
     from objperf.dataset import DatasetWriter
+    from objperf.store_writer import StoreWriter, parts_left_by
 
     run_id = uuid.uuid4().hex[:16]
     names = {name: f"objperf-{run_id}-{name}" for name in ("ready", "start", "go", "stop")}
@@ -61,7 +63,10 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
                 "hosts": [{"label": h.label, "address": h.address, "clock_offset_s": h.clock_offset_s}
                           for h in hosts]}
     host_runs = [uuid.uuid4().hex[:16] for _ in hosts]
+    store = out if not isinstance(out, (str, Path)) else None  # hosts write straight into it (StoreOut)
+    writer = StoreWriter(store, manifest) if store else None  # its manifest says "running" before any request
     futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, host_runs[i],
+                             store.for_host(i, host.label) if store else None,
                              workers=[host.address], allow_other_workers=False, retries=0, pure=False,
                              key=f"objperf-{run_id}-host{i}")
                for i, host in enumerate(hosts)]
@@ -103,15 +108,25 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: str | Pat
             lost.setdefault(host.label, "the host did not finish")
             if on_lost:
                 on_lost(i, host_runs[i])
-    writer = DatasetWriter(out, manifest)  # each host flushed its rows as it went; here they come together
-    host_manifests = {label: write_hosts(writer, label, r["files"]) for label, r in results.items() if r}
+    if store:  # each host sent its parts as it went: the manifest names them, and a lost host's found by listing
+        host_manifests = {label: r["manifest"] for label, r in results.items() if r}
+        for manifest_of_host in host_manifests.values():
+            writer.files.update(manifest_of_host.get("files", {}))
+        for i, host in enumerate(hosts):
+            if host.label in lost:
+                writer.files.update(parts_left_by(writer.client, store.for_host(i, host.label)))
+    else:
+        writer = DatasetWriter(out, manifest)  # each host flushed its rows as it went; here they come together
+        host_manifests = {label: write_hosts(writer, label, r["files"]) for label, r in results.items() if r}
     for entry in manifest["hosts"]:
         done = host_manifests.get(entry["label"], {})
         entry.update(status="lost" if entry["label"] in lost else done.get("status"), system=done.get("system"),
                      run_id=done.get("run_id"), **({"lost": lost[entry["label"]]} if entry["label"] in lost else {}))
     if lost and status == "complete":
         status = "failed"
-    summary = cluster_summary(writer.path, {h.label: results.get(h.label) for h in hosts}, lost)  # reads the parts
+    rows = cluster_rows(writer)
+    writer.rows = len(rows)
+    summary = cluster_summary(rows, {h.label: results.get(h.label) for h in hosts}, lost)
     if lost:
         summary["error"] = "lost " + "; ".join(f"{label} ({why})" for label, why in lost.items()) + \
                            ": the other hosts' rows are kept"
@@ -209,4 +224,4 @@ def cluster_of(args, invocation):
 def run_across(args, invocation, job: Callable, **run) -> ClusterResult:
     """``job`` on every host of the cluster ``args`` names."""
     with cluster_of(args, invocation) as cluster, invocation.progress(getattr(args, "duration", None)) as progress:
-        return run_on_cluster(cluster, job, out=args.out, say=invocation.say, progress=progress, **run)
+        return run_on_cluster(cluster, job, say=invocation.say, progress=progress, **run)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from objperf.commands.common import command_main
 from objperf.commands.parser import add_option, new_parser
-from objperf.options.groups import OutputOptions
+from objperf.options.groups import OutputOptions, TargetOptions
 from objperf.run.invocation import Invocation
 
 PROG = "objperf analyze"
@@ -20,12 +20,14 @@ EXAMPLES = """examples:
   objperf analyze runs/a runs/b --by run_id                         # several runs, one line each
   objperf analyze runs/r2-read --op GET --window 10s..50s --json   # the steady part of a run
   objperf analyze runs/fleet --by host --figures figures/            # per host, and its figures
+  objperf analyze s3://team-results/fleet/ --endpoint https://… --by host  # a dataset kept in a store
 """
 
 
 def build_parser():
     p = new_parser(PROG, __doc__, EXAMPLES)
-    p.add_argument("paths", nargs="+", metavar="DIR", help="dataset directories or bundles (objperf pack)")
+    p.add_argument("paths", nargs="+", metavar="DIR", help="dataset directories, bundles (objperf pack) or "
+                                                           "s3://BUCKET/PREFIX/ datasets")
     p.add_argument("--op", help="only these operations, e.g. GET or UPLOAD_PART,PUT")
     p.add_argument("--host", help="only this host's rows (a cluster run)")
     p.add_argument("--window", metavar="START..END",
@@ -39,7 +41,13 @@ def build_parser():
                         "TTFB from mergeable sketches (within 0.5 %%); --by a row column (default: on past "
                         f"{SCAN_ABOVE // 1_000_000} M rows)")
     add_option(p, OutputOptions, "price")
+    store = p.add_argument_group("the store of s3://BUCKET/PREFIX/ datasets (objperf push, --out s3://…)")
+    for name in STORE_OPTIONS:
+        add_option(store, TargetOptions, name)
     return p
+
+
+STORE_OPTIONS = ("endpoint", "region", "profile", "anonymous", "addressing", "ca_bundle", "no_verify_ssl")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +55,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation) -> dict:
+    """Datasets in a store are brought into a scratch directory first (checked against their manifests), and
+    analysed there as any other."""
+    import contextlib
+
+    from objperf.options.spec import build
+    from objperf.remote import pulled_with
+
+    if not any(path.startswith("s3://") for path in args.paths):
+        return analyze(args, invocation)
+    settings = build(TargetOptions, {name: getattr(args, name) for name in STORE_OPTIONS}, what=PROG).s3_settings()
+    with contextlib.ExitStack() as stack:
+        args.paths = [str(stack.enter_context(pulled_with(path, settings))) if path.startswith("s3://") else path
+                      for path in args.paths]
+        return analyze(args, invocation)
+
+
+def analyze(args, invocation: Invocation) -> dict:
     from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
     from objperf.dataset import load
 

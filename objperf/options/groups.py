@@ -172,8 +172,10 @@ class SeedOptions:
 
 @dataclass(kw_only=True)
 class OutputOptions:
-    out: str | None = option(None, "write the dataset (parquet + manifest) into this new directory (default: "
-                             "runs/<UTC time>-<command>)", PATH, flags=("-o",), group=OUTPUT)
+    out: str | None = option(None, "write the dataset (parquet + manifest) into this new directory, or (fetch, "
+                             "put, mixed) straight into an empty s3://BUCKET/PREFIX/ of the run's store, every "
+                             "host its own parts (default: runs/<UTC time>-<command>)", PATH, flags=("-o",),
+                             group=OUTPUT)
     no_save: bool = flag("keep no dataset (the summary only)", group=OUTPUT)
     figures: bool = flag("also draw figures into the dataset directory", group=OUTPUT)
     json: bool = flag("print the summary as JSON (the command line's; from Python, run.summary is it)",

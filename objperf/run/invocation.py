@@ -82,9 +82,10 @@ def default_out(name: str) -> Path:
     return path
 
 
-def resolve_out(options, name: str) -> None:
+def resolve_out(options, name: str, *, store_ok: bool = False):
     """Where the run's dataset goes, settled before any server starts or object is seeded: ``out`` (a new or
-    empty directory, checked now), else ``runs/<UTC time>-<name>``; nowhere with ``no_save``."""
+    empty directory, checked now; with ``store_ok``, an empty ``s3://BUCKET/PREFIX/`` of the run's own store),
+    else ``runs/<UTC time>-<name>``; nowhere (None) with ``no_save``."""
     from objperf.layout import check_new_dataset
 
     if options.no_save:
@@ -92,9 +93,25 @@ def resolve_out(options, name: str) -> None:
             raise UsageError("--out and --no-save contradict each other: give one")
         if options.figures:
             raise UsageError("--figures draws into the dataset's directory: drop --no-save")
-        return
+        return None
+    if store_ok and str(options.out or "").startswith("s3://"):
+        return store_out(options)
     options.out = str(options.out or default_out(name))
     check_new_dataset(options.out)
+    return options.out
+
+
+def store_out(options):
+    """``--out s3://…``: the dataset written straight into the run's own store, as whom the run reads it."""
+    from objperf.store_out import StoreOut
+
+    if options.figures:
+        raise UsageError("--figures draws into a directory: with --out s3://… draw them afterwards with "
+                         "objperf analyze s3://… --figures DIR")
+    if not str(options.url or "").startswith("s3://"):
+        raise UsageError("--out s3://… goes into the store the run measures: give the run its s3:// URL (the "
+                         "embedded server goes away with the run; an http(s) URL names no store)")
+    return StoreOut.parse(options.out, options.s3_settings()).check_new()
 
 
 def with_figures(result, options, invocation: Invocation):

@@ -24,6 +24,7 @@ from objperf.run.outcome import failure
 from objperf.run.sampler import Sampler
 from objperf.sanitize import redacted
 from objperf.schema import empty_columns, ok_requests
+from objperf.store_out import StoreOut
 
 FLUSH_EVERY_S = 1.0
 # A run whose connections have all been refused (or not resolved) this many times in a row, with no
@@ -49,7 +50,7 @@ class RunResult:
     labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
     summary: dict
     manifest: dict
-    dataset: Path | None = None
+    dataset: Path | StoreOut | None = None  # a directory, or a store (--out s3://…)
     slot_buffers: list = field(default_factory=list, repr=False)
     rows_in_dataset: int = 0  # rows written to the dataset and let go from memory
     rows_let_go: int = 0  # rows counted into the summary and kept nowhere (no dataset, keep_rows False)
@@ -70,7 +71,10 @@ class RunResult:
         held = rows_to_table(self.columns, **self.labels).to_pandas()
         if not self.rows_in_dataset:
             return held
-        written = load(self.dataset, verify=False)  # just written: hashing every file again proves nothing
+        if isinstance(self.dataset, Path):
+            written = load(self.dataset, verify=False)  # just written: hashing every file again proves nothing
+        else:
+            written = self.dataset.load()  # in a store (objperf.store_out)
         if not len(held):
             return written
         import pandas as pd
@@ -93,12 +97,16 @@ class Recorder:
                        "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
                          "target": redacted(target), "workload": workload}
-        self.out = Path(out) if out else None
+        self.out = out if not isinstance(out, (str, Path)) else Path(out) if out else None
         self.writer = None
-        if out:
+        if isinstance(self.out, Path):
             from objperf.dataset import DatasetWriter
 
             self.writer = DatasetWriter(out, self.manifest)
+        elif self.out is not None:  # straight into a store (objperf.store_out)
+            from objperf.store_writer import StoreWriter
+
+            self.writer = StoreWriter(self.out, self.manifest)
         self._chunks: list[dict[str, np.ndarray]] = []
         self.keep_rows = keep_rows
         self._counted = Tally()  # rows let go as they came (keep_rows False, no dataset)
@@ -270,6 +278,7 @@ class Recorder:
                 self.writer.close(status, ended_utc=self.manifest["ended_utc"], summary=summary)
             except OSError as exc:
                 self.write_error = self.write_error or exc
+            self.manifest["files"] = self.writer.manifest.get("files", {})  # what the dataset holds
         return RunResult(self.run_id, status, columns, self.labels, summary, self.manifest, self.out,
                          slot_buffers or [], self.writer.rows if self.writer else 0,
                          rows_let_go=0 if self.writer or self.keep_rows else self._counted.requests)

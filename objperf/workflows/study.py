@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from objperf.errors import UsageError
+from objperf.layout import local_place
 from objperf.options.kinds import COUNT, SIZE
 from objperf.options.study import WORKSPACE, StudyOptions
 from objperf.run.invocation import Invocation, default_out
@@ -34,6 +35,7 @@ def study(options: StudyOptions, invocation: Invocation) -> StudyOutcome:
     check_workload_options(options)  # before any server starts
     if not options.out:
         options.out = str(default_out(f"study-{options.name}"))
+    local_place(options.out)  # before any server starts
     if not options.cluster_asked():
         return run_target(options, invocation)
     from objperf.cluster.runner import cluster_of

@@ -17,11 +17,15 @@ def fetch(options: FetchOptions, invocation: Invocation):
     cluster with ``cluster``): a ``RunResult``."""
     from objperf.cluster.runner import run_across
     from objperf.run.jobs import ReadSource, read_job
+    from objperf.s3.target import split_s3_url
 
-    _check(options, "fetch")
+    out = _check(options, "fetch")
     workload = options.workload()
     keys = options.read_keys()
     buckets = list(options.buckets)
+    if not isinstance(out, (str, type(None))):  # into the store it reads (an s3:// URL: store_out says so)
+        read_bucket, read_prefix = split_s3_url(options.url)
+        out.check_apart(buckets or [read_bucket], [read_prefix] * max(1, len(buckets)))
     with contextlib.ExitStack() as stack:
         if options.url:
             url, settings = options.url, options.s3_settings()
@@ -33,11 +37,11 @@ def fetch(options: FetchOptions, invocation: Invocation):
         job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, options.url_lifetime), workload,
                                 keep_rows=options.rows_needed())
         if options.cluster_asked():
-            result = run_across(options, invocation, job, kind="read", target={"url": url, **settings.describe()},
-                                workload=workload.describe())
+            result = run_across(options, invocation, job, out=out, kind="read",
+                                target={"url": url, **settings.describe()}, workload=workload.describe())
         else:
             with invocation.progress(workload.duration) as progress:
-                result = job(options.out, on_progress=progress)
+                result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)
 
 
@@ -48,8 +52,10 @@ def put(options: PutOptions, invocation: Invocation):
     from objperf.cluster.writes import abort_lost
     from objperf.run.jobs import write_job
 
-    _check(options, "put")
+    out = _check(options, "put")
     buckets, prefix = write_destination(options.url, options.buckets)
+    if not isinstance(out, (str, type(None))):
+        out.check_apart(buckets, [prefix] * len(buckets))
     workload = options.write_workload(options.concurrency, buckets, prefix, requests=options.requests)
     with contextlib.ExitStack() as stack:
         if options.url:
@@ -58,13 +64,13 @@ def put(options: PutOptions, invocation: Invocation):
             settings, create = stack.enter_context(invocation.local_server()).settings(), True
         job = functools.partial(write_job, settings, workload, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
-            result = run_across(options, invocation, job, kind="write",
+            result = run_across(options, invocation, job, out=out, kind="write",
                                 target={"kind": "s3", **settings.describe(), "buckets": buckets},
                                 workload=workload.describe(), on_lost=functools.partial(abort_lost, settings,
                                                                                          workload))
         else:
             with invocation.progress(workload.duration) as progress:
-                result = job(options.out, on_progress=progress)
+                result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)
 
 
@@ -77,7 +83,7 @@ def mixed(options: MixedOptions, invocation: Invocation):
     from objperf.run.jobs import ReadSource, mixed_job
     from objperf.s3.target import split_s3_url
 
-    _check(options, "mixed")
+    out = _check(options, "mixed")
     read_concurrency, write_concurrency = options.directions()
     reads = ReadWorkload(concurrency=read_concurrency, threads=options.threads, range_size=options.range_size,
                          sink=options.sink, duration=options.duration, **options.connection_kwargs())
@@ -85,6 +91,9 @@ def mixed(options: MixedOptions, invocation: Invocation):
     destination = options.write_to or (f"s3://{split_s3_url(options.url)[0]}/objperf-mixed/" if options.url else None)
     buckets, prefix = write_destination(destination, options.buckets)
     writes = options.write_workload(write_concurrency, buckets, prefix)
+    if not isinstance(out, (str, type(None))):
+        read_bucket, read_prefix = split_s3_url(options.url)
+        out.check_apart([*buckets, read_bucket], [prefix] * len(buckets) + [read_prefix])
     with contextlib.ExitStack() as stack:
         if options.url:
             url, settings, create = options.url, options.s3_settings(), False
@@ -95,21 +104,22 @@ def mixed(options: MixedOptions, invocation: Invocation):
         job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=options.url_lifetime), reads,
                                 writes, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
-            result = run_across(options, invocation, job, kind="mixed", target={"url": url, **settings.describe()},
+            result = run_across(options, invocation, job, out=out, kind="mixed",
+                                target={"url": url, **settings.describe()},
                                 workload={"read": reads.describe(), "write": writes.describe()},
                                 on_lost=functools.partial(abort_lost, settings, writes))
         else:
             with invocation.progress(options.duration) as progress:
-                result = job(options.out, on_progress=progress)
+                result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)
 
 
-def _check(options, name: str) -> None:
-    """What can be refused before anything starts, and where the dataset goes."""
+def _check(options, name: str):
+    """What can be refused before anything starts, and where the dataset goes (a directory, a store, None)."""
     options.check_cluster()
     options.check_target()
     options.check_output()
-    resolve_out(options, name)
+    return resolve_out(options, name, store_ok=True)
 
 
 def write_destination(url: str | None, buckets: tuple[str, ...]) -> tuple[list[str], str]:
