@@ -96,3 +96,16 @@ def test_the_bench_names_a_store_only_for_s3_urls():
     assert "--endpoint" not in plain and "--addressing" not in plain
     s3 = objperf_fetch("s3://b/k", endpoint="http://127.0.0.1:2", concurrency=4, range_size=1 << 20, sink="ram")
     assert s3[s3.index("--endpoint") + 1] == "http://127.0.0.1:2" and "--addressing" in s3
+
+
+def test_the_ram_sinks_copy_is_set_against_one_memcpy_measured_here():
+    from objperf.peers.tables import copy_line, memcpy_seconds_per_gib
+
+    big = {"objperf ram": [Measured(1.0, 0.5, 0.1, 10, 0)], "objperf discard": [Measured(1.0, 0.4, 0.1, 10, 0)]}
+    small = {name: [Measured(0.1, 0.05, 0.0, 10, 0)] for name in big}
+    one = memcpy_seconds_per_gib(total=256 << 20)
+    assert 0 < one < 10
+    line = copy_line(big, small, 1 << 30, ram="objperf ram", discard="objperf discard")
+    extra, ratio = float(line.split(" spends ")[1].split()[0]), float(line.rsplit(": ", 1)[1].rstrip("x"))
+    assert extra == 0.1  # 0.6 - 0.5 CPU-s for the GiB, each less the same 0.05 s start-up
+    assert abs(ratio - extra / float(line.split("costs ")[1].split()[0])) < 0.01 * ratio + 0.01

@@ -5,6 +5,7 @@ cdef extern from "<sys/mman.h>" nogil:
 
 PAGE = mmap.PAGESIZE
 FAULT_SLICE = 16 << 20
+HUGE_PAGES_UP_TO = 256 << 20  # slot buffers in huge pages: at most 0.35 s more to fault before the run
 cdef size_t PAGE_BYTES = PAGE
 cdef int MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value; Python names it from 3.13
 
@@ -35,13 +36,18 @@ def page_array(int64_t nbytes):
 
     Private pages: a shared anonymous mapping (mmap's default) is backed by shmem, whose
     pages cost half as much again to fault and three times as much to free.
-    Small pages, asked for up front (MADV_POPULATE_WRITE, Linux 5.14+): on virtual machines
-    a fresh transparent huge page costs more to fault than 512 small ones (NumPy asks for
-    huge pages), and populating skips the write pass that touching every page would be.
+    Huge pages up to HUGE_PAGES_UP_TO, small ones beyond, asked for up front (MADV_POPULATE_WRITE,
+    Linux 5.14+; populating skips the write pass that touching every page would be).  The RAM sink's
+    copy into huge pages took a quarter less CPU per GiB (0.104 s against 0.137 beyond the discard
+    sink, 8 slots of 8 MiB from nginx), since every 4 KiB it writes no longer needs a page walk.  But
+    on a virtual machine a fresh huge page costs more to fault than 512 small ones (1 GiB: 1.4 s
+    against 0.16 s), before the run starts: beyond the cap the wait would outweigh the gain.
     Faulting costs about 0.6 ms of CPU per MiB on a VM, so large arrays are faulted by one thread per
     core (each at least FAULT_SLICE bytes): 128 MiB of slot buffers in half the time on two."""
     region = mmap.mmap(-1, max(nbytes, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+    if nbytes <= HUGE_PAGES_UP_TO and hasattr(mmap, "MADV_HUGEPAGE"):
+        region.madvise(mmap.MADV_HUGEPAGE)
+    elif hasattr(mmap, "MADV_NOHUGEPAGE"):
         region.madvise(mmap.MADV_NOHUGEPAGE)
     whole = np.frombuffer(region, dtype=np.uint8)
     workers = max(1, min(os.cpu_count() or 1, len(whole) // FAULT_SLICE))

@@ -18,7 +18,7 @@ from objperf.peers.bench import (
     bench_scale,
 )
 from objperf.peers.clients import Measured
-from objperf.peers.tables import GIB, SMALL_SIZE, median, render_table
+from objperf.peers.tables import GIB, SMALL_SIZE, copy_line, marginal_cpu_per_gib, median, render_table
 
 
 def build_parser():
@@ -72,9 +72,7 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
 def h2_line(big: dict, small: dict, size: int, curl: str) -> str:
     """objperf over HTTP/2 against curl over HTTP/2: marginal CPU per GiB and throughput."""
     def marginal(name: str) -> float:
-        good = [m for m in big.get(name, []) if m.ok]
-        fixed = median([m.cpu_s for m in small.get(name, []) if m.ok] or [0.0])
-        return max(median([m.cpu_s for m in good]) - fixed, 0.0) / (size / GIB) if good else float("nan")
+        return marginal_cpu_per_gib(big, small, name, size)
 
     def gbps(name: str) -> float:
         good = [m for m in big.get(name, []) if m.ok]
@@ -125,7 +123,10 @@ def _bench(args) -> int:
                 big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
                                      lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get",
                                      bench.server_cpu_s)
-                tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl"))
+                pair = ("objperf ram (nginx)", "objperf discard (nginx)") if bench.nginx_url else \
+                    ("objperf ram", "objperf discard")
+                tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl") + "\n"
+                              + copy_line(big, small, args.size, ram=pair[0], discard=pair[1]))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("tls", "all") and bench.nginx_tls_url:
                 moved = args.tls_passes * args.size

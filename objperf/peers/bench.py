@@ -459,7 +459,7 @@ def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, 
     if not bench.nginx_url:
         return "scale: nginx is not installed, skipped"
     url = bench.nginx_url
-    ranged: dict[int, list[Measured]] = {256: [], 4096: []}
+    ranged: dict[int, list[Measured]] = {1: [], 256: [], 4096: []}  # 1: the process with hardly any slot
     tiny: dict[str, list[Measured]] = {"objperf 1 KiB c=256": [], "curl --parallel-max 256": []}
     curl_config = "next\n".join(f'url = "{url + TINY_KEY}"\noutput = "/dev/null"\n' for _ in range(requests))
     for _ in range(repeat):
@@ -497,6 +497,12 @@ def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, 
                      f"{median([m.cpu_s / max(d['requests'], 1) * 1000 for m, d in zip(good, done)]):14.3f} "
                      f"{memory(good)} {concurrency * default_receive_buffer(concurrency) / (1 << 20):6.0f}Mi "
                      f"{sum(d['error_requests'] for d in done):7d}")
+    alone, most = [m.peak_rss_mib for m in ranged[1] if m.ok], [m.peak_rss_mib for m in ranged[4096] if m.ok]
+    if alone and most:
+        buffers = 4096 * default_receive_buffer(4096) / (1 << 20)
+        lines.append(f"c=4096's peak RSS beyond c=1's and its slots' receive buffers: "
+                     f"{median(most) - median(alone) - buffers:.0f} MiB ({median(most):.0f} - {median(alone):.0f} - "
+                     f"{buffers:.0f}), what 4096 slots cost besides the buffers they ask for")
     held = [json.loads(b.detail)["gbps"] / json.loads(a.detail)["gbps"]
             for a, b in zip(ranged[256], ranged[4096]) if a.ok and b.ok]
     if held:

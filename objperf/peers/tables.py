@@ -114,3 +114,38 @@ def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
             lines.append(f"{name} Gbps / {base}'s, round by round: {' '.join(f'{r:.2f}' for r in ratios)} "
                          f"(median {median(ratios):.2f})")
     return lines
+
+
+def marginal_cpu_per_gib(big: dict, small: dict, name: str, size: int) -> float:
+    """A row's median CPU-seconds per GiB with its fixed start-up cost (the small object's run) taken out."""
+    good = [m for m in big.get(name, []) if m.ok]
+    fixed = median([m.cpu_s for m in small.get(name, []) if m.ok] or [0.0])
+    return max(median([m.cpu_s for m in good]) - fixed, 0.0) / (size / GIB) if good else float("nan")
+
+
+def memcpy_seconds_per_gib(chunk: int = 128 << 10, region: int = 64 << 20, total: int = 1 << 30) -> float:
+    """CPU-seconds one plain copy of a GiB costs on this machine now: ``chunk``-sized copies of one hot source
+    (a libcurl receive buffer) into a ``region`` of the RAM sink's own pages, as the sink does.  The best of
+    three: the yardstick of the copy, not of what else the machine was doing."""
+    import time
+
+    import numpy as np
+
+    from objperf._engine.core import page_array
+
+    target, source = page_array(region), np.ones(chunk, np.uint8)
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        for at in range(0, total, chunk):
+            np.copyto(target[at % region:at % region + chunk], source)
+        best = min(best, time.process_time() - started)
+    return best / (total / GIB)
+
+
+def copy_line(big: dict, small: dict, size: int, *, ram: str, discard: str) -> str:
+    """What the RAM sink's copy out of libcurl's buffer costs beyond the discard sink, against one memcpy."""
+    extra = marginal_cpu_per_gib(big, small, ram, size) - marginal_cpu_per_gib(big, small, discard, size)
+    one = memcpy_seconds_per_gib()
+    return (f"RAM sink's copy: {ram} spends {extra:.3f} CPU-s/GiB beyond {discard}; one memcpy of a GiB costs "
+            f"{one:.3f} s here (128 KiB copies into the sink's pages): {extra / one:.2f}x")
