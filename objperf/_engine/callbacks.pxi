@@ -14,6 +14,10 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
         s.status_known = 1
     if s.status >= 300:
         # Error bodies carry the S3 error code; keep the head of it, never sink it.
+        if s.errbuf == NULL:
+            s.errbuf = <char *>malloc(ERRBUF_CAP)
+            if s.errbuf == NULL:
+                return total  # no room for the head: the row has its status, without the S3 code
         room = ERRBUF_CAP - 1 - s.errlen
         if room > 0:
             if <int64_t>total < room:

@@ -19,7 +19,7 @@ clean up the easy handles, then the multi handles (``Engine.close``).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.errno cimport EINVAL, ENOSPC, errno
 from libc.string cimport memcpy, strchr, strlen, strncpy, strstr
 from posix.unistd cimport pwrite
@@ -549,6 +549,7 @@ cdef class Engine:
                     curl_easy_cleanup(self.slots[i].easy)
                 if self.slots[i].pin != NULL:
                     curl_slist_free_all(self.slots[i].pin)
+                free(self.slots[i].errbuf)
             free(self.slots)
             self.slots = NULL
         if self.threads != NULL:

@@ -22,8 +22,10 @@ cdef void copy_s3_error(Slot *s, char *dst) noexcept nogil:
     cdef char *start
     cdef char *end
     cdef int n = 0
-    s.errbuf[s.errlen] = 0
-    start = strstr(s.errbuf, "<Code>")
+    start = NULL
+    if s.errbuf != NULL:
+        s.errbuf[s.errlen] = 0
+        start = strstr(s.errbuf, "<Code>")
     if start != NULL:
         start += 6
         end = strstr(start, "</Code>")
