@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from objperf.errors import ObjperfError
+from objperf.errors import ObjperfError, RunFailed
 from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR
 from objperf.sanitize import redacted
 from objperf.store_out import HOST_DIGITS, PART_DIGITS, StoreOut
@@ -42,7 +42,10 @@ class StoreWriter:
         self._parts: dict[str, int] = {}
         self.rows = 0
         if out.host_index is None:
-            self._write_manifest()
+            try:
+                self._write_manifest()
+            except StoreWriteError as exc:
+                raise RunFailed(f"cannot begin the dataset at {out.url}: {exc.strerror}") from None
 
     def _put(self, name: str, data: bytes) -> None:
         try:

@@ -132,3 +132,15 @@ def test_a_store_url_where_only_a_directory_will_do_is_refused(store, tmp_path):
                               env=store.env(), timeout=120, cwd=tmp_path)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert list(tmp_path.iterdir()) == []  # no directory named "s3:"
+
+
+def test_a_store_that_will_not_take_the_manifest_is_one_line_before_any_request():
+    from objperf.errors import RunFailed
+    from objperf.s3.settings import S3Settings
+    from objperf.servers.seaweed import free_port
+    from objperf.store_out import StoreOut
+    from objperf.store_writer import StoreWriter
+
+    settings = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", credentials=("k", "s"), timeout=2)
+    with pytest.raises(RunFailed, match=r"cannot begin the dataset at s3://b/p/: .*manifest\.json"):
+        StoreWriter(StoreOut.parse("s3://b/p/", settings), {"run_id": "x"})
