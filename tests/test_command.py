@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,21 @@ def test_abbreviated_flags_are_refused_not_guessed(command, abbreviated):
     done = run_cli("objperf", *command, abbreviated, "4", timeout=60)
     assert done.returncode == 2
     assert f"unrecognized arguments: {abbreviated}" in done.stderr, done.stderr
+
+
+def test_a_warning_is_one_line_that_names_the_command(tmp_path):
+    """A dataset whose run never finished loads with a warning: one line, not Python's two naming a source line."""
+    import json
+    import shutil
+
+    step = sorted((Path(__file__).resolve().parents[1] / "data" / "sample" / "read-concurrency" / "steps").iterdir())[0]
+    killed = tmp_path / "killed"
+    shutil.copytree(step, killed)
+    manifest = json.loads((killed / "manifest.json").read_text())
+    manifest["status"] = "running"
+    del manifest["files"]  # as a run killed before its end leaves it
+    (killed / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("objperf", "analyze", str(killed))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"objperf analyze: warning: {killed} did not finish (its run was killed or "
+                                        "is still going): these are the rows it flushed"]

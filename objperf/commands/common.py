@@ -60,11 +60,29 @@ def collector_paused() -> Iterator[None]:
 
 
 def run_main(prog: str, body: Callable[[], int]) -> int:
-    """Run a command body; any failure becomes one line on stderr and a non-zero exit."""
+    """Run a command body; any failure becomes one line on stderr and a non-zero exit, and any warning one
+    line too."""
     global _stop
     _stop = StopSignals()
-    with handled(_stop):
+    with handled(_stop), warnings_in_a_line(prog):
         return _run_body(prog, body)
+
+
+@contextlib.contextmanager
+def warnings_in_a_line(prog: str) -> Iterator[None]:
+    """A warning (a dataset whose run did not finish …) as ``PROG: warning: …``: not Python's two lines
+    naming the source line that raised it, which say nothing to a user."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"{prog}: warning: {printable(message)}", file=sys.stderr)
+
+    before = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = before
 
 
 def _run_body(prog: str, body: Callable[[], int]) -> int:
