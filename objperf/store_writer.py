@@ -64,6 +64,19 @@ class StoreWriter:
             except ObjperfError:
                 pass
 
+    def remove_all(self) -> None:
+        """A cluster run that failed to start: its manifest, and any part a host sent as it was stopped (the
+        prefix was empty when the run began, so every file of the dataset's layout under it is the run's)."""
+        from objperf.source import DATA_NAME
+
+        try:
+            for key, _ in self.client.list_keys(self.out.bucket, self.out.prefix):
+                name = key[len(self.out.prefix):]
+                if name == MANIFEST or DATA_NAME.fullmatch(name):
+                    self.client.delete_object(self.out.bucket, key)
+        except ObjperfError:
+            pass  # what is left is named by no finished manifest; loading it says the run did not finish
+
     def append(self, table: pa.Table, subdir: str = ROWS_DIR) -> None:
         if table.num_rows == 0:
             return

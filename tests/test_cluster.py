@@ -229,9 +229,12 @@ def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path)
 
 
 @pytest.mark.timeout(120)
-def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, tmp_path):
+@pytest.mark.parametrize("into", ["directory", "store"])
+def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, tmp_path, into):
     """The run's task is pinned to the dead worker and never runs elsewhere: waiting for it to be ready took the
-    whole ready timeout (300 s) before."""
+    whole ready timeout (300 s) before.  A run that never started leaves a dataset's store prefix empty."""
+    from objperf.store_out import StoreOut
+
     from objperf.cluster.connect import open_cluster, workers_present
     from objperf.cluster.runner import run_on_cluster
     from objperf.errors import RunFailed
@@ -248,6 +251,10 @@ def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, t
         while victim.address in workers_present(cluster.client) and time.monotonic() < deadline:
             time.sleep(0.1)
         started = time.monotonic()
+        out = tmp_path / "run" if into == "directory" else \
+            StoreOut.parse(f"s3://{store.bucket}/never-started/", store.server.settings()).check_new()
         with pytest.raises(RunFailed, match=f"{victim.label} .*left the cluster before the run could start"):
-            run_on_cluster(cluster, job, kind="read", out=tmp_path / "run", target={}, workload={}, say=print)
+            run_on_cluster(cluster, job, kind="read", out=out, target={}, workload={}, say=print)
         assert time.monotonic() - started < 30
+    assert store.client.list_keys(store.bucket, "never-started/") == []
+    assert not (tmp_path / "run").exists()

@@ -71,9 +71,10 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
                              key=f"objperf-{run_id}-host{i}")
                for i, host in enumerate(hosts)]
     stop = Event(names["stop"], client=client)
-    status, lost = "complete", {}
+    status, lost, started = "complete", {}, False
     try:
         _start_together(client, hosts, futures, names)
+        started = True
         say(f"{len(hosts)} hosts started together")
         while not all(f.done() for f in futures):
             for label, why in _note_lost(client, hosts, futures, lost):
@@ -95,6 +96,8 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
         Variable(names["start"], client=client).set(time.time())  # hosts waiting for a start go, and stop at once
         Event(names["go"], client=client).set()
         _wait([f for f in futures if not f.cancelled()], STOP_WAIT_S)
+        if writer is not None and not started:
+            writer.remove_all()  # a run that could not start leaves its store prefix as it found it
         raise
     finally:
         stop.set()
