@@ -133,6 +133,36 @@ def test_a_scan_reads_parts_that_lack_columns_and_refuses_a_damaged_one_in_a_lin
         scan_summary([dataset])
 
 
+@pytest.mark.parametrize("statistics", [True, False])
+def test_the_span_of_a_scan_is_the_rows_whatever_the_parts_statistics_say(tmp_path, statistics):
+    """The first start and last end come from row-group statistics where the parts have them: the last end
+    must still be the rows' own, here a long request in the first row group that ends after every other."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    starts, totals = [], []
+    for part in range(3):
+        t = np.sort(rng.random(3000) * 10 + part * 10)
+        total = rng.random(3000) * 0.1
+        if part == 0:
+            total[5] = 100.0  # started early, ended last
+        starts.append(t)
+        totals.append(total)
+        pq.write_table(pa.table({"op": pa.array(["GET"] * 3000).dictionary_encode(),
+                                 "status": np.full(3000, 206, np.int16), "curl_code": np.zeros(3000, np.int32),
+                                 "bytes": np.full(3000, 100, np.int64),
+                                 "t_start": t, "ttfb_s": total / 2, "total_s": total}),
+                       dataset / "requests" / f"part-{part:05d}.parquet", row_group_size=1000,
+                       write_statistics=statistics)
+    t, total = np.concatenate(starts), np.concatenate(totals)
+    exact = float((t + total).max() - t.min())
+    assert scan([dataset])[0]["wall_s"] == pytest.approx(exact, rel=1e-12)
+    assert scan([dataset], by="op")[0]["wall_s"] == pytest.approx(exact, rel=1e-12)
+
+
 ROWS_PER_PART = 10_000_000
 PARTS = 20
 

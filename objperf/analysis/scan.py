@@ -110,12 +110,21 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     # Two scans.  Every row's latency bucket is grouped with its status and code, so that one scan gives the
     # totals, the latency sketch and the counts by status and code (a few thousand groups); TTFB, of GETs
     # only, is the other.  On 200 M rows: 5.4 s, where three scans took 7.1 and the counts 3 more.
+    # The span (first start, last end) of the whole comes from the parts' statistics where they have them, and
+    # the row groups that may hold the last end: on 200 M rows 0.3 s, where min and max over every row took 1.2.
     latency_key = f"CASE WHEN {OK} THEN (CASE WHEN total_s > 0 THEN {bucket_key_sql('total_s', scale=1000)} " \
                   "ELSE '-inf'::DOUBLE END) END"
     with scanning(paths, memory_limit, threads, by=by) as (con, source, _):
+        span = None
+        known = _statistics(parts(paths)) if by is None else None
+        if known is not None:  # only rows that started within the longest request of the latest start can end last
+            first, latest, longest = known
+            last = con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",
+                               [latest - max(longest, 0.0)]).fetchone()[0]
+            span = (first, max(last, latest) if last is not None else latest)
+        spans = "min(t_start), max(t_start + total_s)" if span is None else "NULL, NULL"
         rows = con.execute(f"""
-            SELECT {group} AS grp, {latency_key} AS k, status, curl_code, count(*), sum(bytes), min(t_start),
-                   max(t_start + total_s)
+            SELECT {group} AS grp, {latency_key} AS k, status, curl_code, count(*), sum(bytes), {spans}
             FROM {source} GROUP BY ALL""").fetchall()
         first_bytes = con.execute(f"""
             SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
@@ -126,8 +135,39 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
         mine.add_row(key, status, code, count, nbytes, first, last)
     for grp, key, count in first_bytes:
         found.setdefault(grp, _Group()).ttfb.add_key(key, count)
+    if span is not None and None in found:
+        found[None].first, found[None].last = span
     return [{**({by: grp} if by else {}), **found[grp].summary()}
             for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float)) else str(g)))]
+
+
+def _statistics(files: list[str]) -> tuple[float, float, float] | None:
+    """From the parts' row-group statistics: the least start, the latest start (no row ends before it) and the
+    longest request; None where a part or row group has none (the scan then reads every row for the span)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    first, latest, longest = float("inf"), float("-inf"), float("-inf")
+    try:
+        for name in files:
+            with pq.ParquetFile(name) as parquet:
+                meta = parquet.metadata
+                paths = [meta.schema.column(i).path for i in range(meta.num_columns)]
+                if "t_start" not in paths or "total_s" not in paths:
+                    return None
+                at = paths.index("t_start"), paths.index("total_s")
+                for index in range(meta.num_row_groups):
+                    group = meta.row_group(index)
+                    if group.num_rows == 0:
+                        continue
+                    starts, totals = (group.column(i).statistics for i in at)
+                    if not (starts and totals and starts.has_min_max and totals.has_min_max):
+                        return None
+                    first, latest = min(first, starts.min), max(latest, starts.max)
+                    longest = max(longest, totals.max)
+    except (pa.ArrowException, OSError, ValueError):  # a damaged part: the scan itself says what is wrong
+        return None
+    return (first, latest, longest) if latest > float("-inf") else None
 
 
 class _Group:
