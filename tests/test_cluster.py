@@ -233,13 +233,12 @@ def test_a_host_killed_mid_put_leaves_nothing_of_its_run_behind(store, tmp_path)
 def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, tmp_path, into):
     """The run's task is pinned to the dead worker and never runs elsewhere: waiting for it to be ready took the
     whole ready timeout (300 s) before.  A run that never started leaves a dataset's store prefix empty."""
-    from objperf.store_out import StoreOut
-
     from objperf.cluster.connect import open_cluster, workers_present
     from objperf.cluster.runner import run_on_cluster
     from objperf.errors import RunFailed
     from objperf.plan.reads import ReadWorkload
     from objperf.run.jobs import ReadSource, read_job
+    from objperf.store_out import StoreOut
 
     job = functools.partial(read_job, ReadSource(f"s3://{store.bucket}/data/odd.bin", store.server.settings()),
                             ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=2.0))

@@ -144,3 +144,24 @@ def test_a_store_that_will_not_take_the_manifest_is_one_line_before_any_request(
     settings = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", credentials=("k", "s"), timeout=2)
     with pytest.raises(RunFailed, match=r"cannot begin the dataset at s3://b/p/: .*manifest\.json"):
         StoreWriter(StoreOut.parse("s3://b/p/", settings), {"run_id": "x"})
+
+
+def test_an_unfinished_dataset_in_the_store_is_read_from_its_listing_and_only_its_own_names(store, dataset,
+                                                                                            monkeypatch):
+    """A run that died leaves a "running" manifest naming no file: its parts come from the listing, and a key
+    that is no file of a dataset (however it is named) is not read."""
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    part = sorted(name for name in manifest["files"] if name.startswith("requests/"))[0]
+    prefix = "shared/unfinished/"
+    store.client.put_object(store.bucket, prefix + part, (dataset / part).read_bytes())
+    store.client.put_object(store.bucket, prefix + "requests/evil.parquet", (dataset / part).read_bytes())
+    store.client.put_object(store.bucket, prefix + "requests/part-00001.parquet.txt", b"x")
+    store.client.put_object(store.bucket, prefix + "samples/nic/sub/part-00000.parquet", b"x")
+    running = {**manifest, "status": "running"}
+    del running["files"]
+    store.client.put_object(store.bucket, prefix + "manifest.json", json.dumps(running).encode())
+    with pytest.warns(UserWarning, match="did not finish"):
+        rows = objperf.load(f"s3://{store.bucket}/{prefix}", **store_keywords(store))
+    assert len(rows) == len(objperf.load(dataset))  # the one part, once
