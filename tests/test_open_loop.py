@@ -31,7 +31,9 @@ def test_an_open_loop_run_starts_requests_at_the_rate_asked(store, tmp_path):
     assert np.allclose(np.diff(due), 1 / 200, rtol=0, atol=1e-6)  # the schedule: one every 5 ms (to the clock's grain)
     assert len(rows) == pytest.approx(600, rel=0.05)
     late = rows["t_start"] - rows["t_intended"]
-    assert (late >= 0).all() and late.median() < 0.005  # a fast store: requests start when they are due
+    # A fast store: requests start when they are due.  Waits timed in milliseconds started them 0.6 ms late in
+    # the median, lateness that the latency from the intended time would put on the store.
+    assert (late >= 0).all() and late.median() < 0.0003
 
 
 def test_against_a_slowed_store_latency_from_the_schedule_grows_with_the_backlog(store, tmp_path):

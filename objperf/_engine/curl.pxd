@@ -208,4 +208,4 @@ cdef extern from "objperf_helpers.h" nogil:
     void op_event_watch(int epfd, int fd, int what)
     void op_event_wake(int wakefd)
     int op_event_wait_one(int wakefd, int timeout_ms)
-    int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, int timeout_ms)
+    int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, long long timeout_us)

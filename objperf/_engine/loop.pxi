@@ -1,16 +1,24 @@
 # Each engine thread's loop: wait on its epoll set, let libcurl act, turn finished transfers into
 # rows and start the next request on the freed slot.
 
-cdef void wait_and_act(ThreadState *ts, int cap_ms) noexcept nogil:
+cdef inline long long wait_until_us(double at, long long cap_us) noexcept nogil:
+    """Microseconds from now until ``at`` (monotonic seconds; 0 or less: no time), at most ``cap_us``."""
+    cdef double left
+    if at <= 0:
+        return cap_us
+    left = (at - op_now_mono()) * 1e6
+    return 0 if left <= 0 else (<long long>left + 1 if left + 1 < cap_us else cap_us)
+
+
+cdef void wait_and_act(ThreadState *ts, long long cap_us) noexcept nogil:
     """Wait for ready sockets (or libcurl's timer, or a wake-up) and let libcurl act on them."""
     cdef int fds[EVENTS_CAP]
     cdef int flags[EVENTS_CAP]
-    cdef int i, n, running = 0, wait_ms = cap_ms
-    cdef double left
+    cdef int i, n, running = 0
+    cdef long long wait_us = cap_us
     if ts.timer_at >= 0:
-        left = (ts.timer_at - op_now_mono()) * 1e3
-        wait_ms = 0 if left <= 0 else (<int>left + 1 if left + 1 < cap_ms else cap_ms)
-    n = op_event_wait(ts.epfd, ts.wakefd, fds, flags, EVENTS_CAP, wait_ms)
+        wait_us = wait_until_us(ts.timer_at, cap_us)
+    n = op_event_wait(ts.epfd, ts.wakefd, fds, flags, EVENTS_CAP, wait_us)
     for i in range(n):
         curl_multi_socket_action(ts.multi, fds[i], flags[i], &running)
     if ts.timer_at >= 0 and op_now_mono() >= ts.timer_at:
@@ -18,13 +26,9 @@ cdef void wait_and_act(ThreadState *ts, int cap_ms) noexcept nogil:
         curl_multi_socket_action(ts.multi, CURL_SOCKET_TIMEOUT, 0, &running)
 
 
-cdef inline int wait_cap_ms(Shared *sh) noexcept nogil:
+cdef inline long long wait_cap_us(Shared *sh) noexcept nogil:
     """How long a thread may sleep: not past the run's deadline, when the requests in flight are cut."""
-    cdef double left
-    if sh.deadline <= 0:
-        return IDLE_WAIT_MS
-    left = (sh.deadline - op_now_mono()) * 1e3
-    return 0 if left <= 0 else (<int>left + 1 if left + 1 < IDLE_WAIT_MS else IDLE_WAIT_MS)
+    return wait_until_us(sh.deadline, IDLE_WAIT_MS * 1000)
 
 
 cdef int launch_due(ThreadState *ts, Slot *slots, int nslots, int stride, double *next_due) noexcept nogil:
@@ -48,15 +52,6 @@ cdef int launch_due(ThreadState *ts, Slot *slots, int nslots, int stride, double
                 next_due[0] = slots[i].due_mono
         i += stride
     return change
-
-
-cdef inline int until_ms(double due, int cap_ms) noexcept nogil:
-    """``cap_ms``, or less when a waiting request falls due sooner."""
-    cdef double left
-    if due <= 0:
-        return cap_ms
-    left = (due - op_now_mono()) * 1e3
-    return 0 if left <= 0 else (<int>left + 1 if left + 1 < cap_ms else cap_ms)
 
 
 cdef inline void quiescent(ThreadState *ts) noexcept nogil:
@@ -140,7 +135,7 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
                 if op_atomic_load_int(&sh.stop) != STOP_NONE or (
                         op_atomic_load_int(&sh.closed) and op_atomic_load(&sh.job_tail) >= op_atomic_load(&sh.job_head)):
                     break
-                wait_and_act(ts, wait_cap_ms(sh))
+                wait_and_act(ts, wait_cap_us(sh))
                 continue
         elif active == 0:
             break
@@ -148,7 +143,7 @@ cdef void run_loop(ThreadState *ts, Slot *slots, int nslots, int stride) noexcep
             active += launch_due(ts, slots, nslots, stride, &next_due)
             if active == 0:
                 break
-        wait_and_act(ts, until_ms(next_due, wait_cap_ms(sh)))
+        wait_and_act(ts, wait_until_us(next_due, wait_cap_us(sh)))
         active += take_finished(ts)
         if active == 0 and not sh.queue_mode:
             break

@@ -137,13 +137,30 @@ static inline void op_event_wake(int wakefd) {
     (void)ignored;
 }
 
-/* Wait up to timeout_ms; fills fds/flags (CURL_CSELECT_*) with the sockets that are
+/* epoll_wait with a timeout in microseconds: epoll_pwait2 (Linux 5.11, glibc 2.35) where
+ * there is one, else rounded up to epoll_wait's milliseconds.  An open-loop request waits for
+ * its time here: in milliseconds it went up to 1 ms late, and that lateness would be counted
+ * as the store's in the latency from the intended time. */
+static int op_no_pwait2 = 0;
+static inline int op_epoll_wait_us(int epfd, struct epoll_event *evs, int max, long long timeout_us) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+    if (!op_no_pwait2) {
+        struct timespec ts = {(time_t)(timeout_us / 1000000), (long)(timeout_us % 1000000) * 1000L};
+        int n = epoll_pwait2(epfd, evs, max, timeout_us < 0 ? NULL : &ts, NULL);
+        if (n >= 0 || errno != ENOSYS) return n;
+        op_no_pwait2 = 1;
+    }
+#endif
+    return epoll_wait(epfd, evs, max, timeout_us < 0 ? -1 : (int)((timeout_us + 999) / 1000));
+}
+
+/* Wait up to timeout_us; fills fds/flags (CURL_CSELECT_*) with the sockets that are
  * ready, leaving out the eventfd (emptied here).  Returns how many. */
-static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, int timeout_ms) {
+static inline int op_event_wait(int epfd, int wakefd, int *fds, int *flags, int max, long long timeout_us) {
     struct epoll_event evs[64];
     int n, i, out = 0;
     if (max > 64) max = 64;
-    n = epoll_wait(epfd, evs, max, timeout_ms);
+    n = op_epoll_wait_us(epfd, evs, max, timeout_us);
     for (i = 0; i < n; i++) {
         if (evs[i].data.fd == wakefd) {
             op_event_reset(wakefd);
