@@ -51,10 +51,6 @@ class StoreOut:
         host = "" if self.host_index is None else f"{self.host_index:0{HOST_DIGITS}d}"
         return f"{subdir}/part-{host}{number:0{PART_DIGITS}d}.parquet"
 
-    def host_parts_prefix(self, subdir: str) -> str:
-        """The start of every part name host ``host_index`` gives under ``subdir``."""
-        return f"{subdir}/part-{self.host_index:0{HOST_DIGITS}d}"
-
     def key(self, name: str) -> str:
         return self.prefix + name
 

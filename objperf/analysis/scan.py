@@ -61,8 +61,9 @@ READ = {"op": "VARCHAR", "status": "INTEGER", "curl_code": "INTEGER", "bytes": "
 
 @contextlib.contextmanager
 def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None, *, by: str | None = None):
-    """A DuckDB connection and the rows of ``paths``' parts as a relation (SQL) that has every column a scan
-    reads: a column no part holds (other tools' imports, older datasets) reads as NULL.  What DuckDB cannot
+    """A DuckDB connection, the rows of ``paths``' parts as a relation (SQL) that has every column a scan reads
+    (a column no part holds, in other tools' imports and older datasets, reads as NULL), the columns the parts
+    hold, and the parts.  What DuckDB cannot
     read (a damaged part, a column of another type) is one line naming the datasets."""
     import duckdb
 
@@ -80,7 +81,7 @@ def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None
     relation = f"read_parquet({_listed(files)}, union_by_name = true)"
     con = connect(memory_limit, threads)
     try:
-        yield con, f"(SELECT *, {', '.join(missing)} FROM {relation})" if missing else relation, present
+        yield con, f"(SELECT *, {', '.join(missing)} FROM {relation})" if missing else relation, present, files
     except duckdb.Error as exc:
         detail = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         raise DatasetError(f"{', '.join(map(str, paths))}: the rows cannot be scanned ({detail})") from None
@@ -114,9 +115,9 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     # 1.2.  On 200 M rows the whole summary takes 4.8 s, where three scans alone took 7.1.
     latency_key = f"CASE WHEN {OK} THEN (CASE WHEN total_s > 0 THEN {bucket_key_sql('total_s', scale=1000)} " \
                   "ELSE '-inf'::DOUBLE END) END"
-    with scanning(paths, memory_limit, threads, by=by) as (con, source, _):
+    with scanning(paths, memory_limit, threads, by=by) as (con, source, _, files):
         span = None
-        known = _statistics(parts(paths)) if by is None else None
+        known = _statistics(files) if by is None else None
         if known is not None:  # only rows that started within the longest request of the latest start can end last
             first, latest, longest = known
             last = con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",
@@ -230,7 +231,7 @@ def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: s
              threads: int | None = None) -> list[tuple[float, float, int]]:
     """(second from the first start, Gbps, failed requests) per ``bin_s``: each request's bytes counted in the
     bin where it ended (the loaded path, ``stats.throughput_timeline``, spreads them over its transfer)."""
-    with scanning(paths, memory_limit, threads) as (con, source, _):
+    with scanning(paths, memory_limit, threads) as (con, source, _, _files):
         rows = con.execute(f"""
             WITH r AS (SELECT bytes, t_start + total_s AS t_end, {OK} AS ok, {CUT} AS cut FROM {source}),
                  t0 AS (SELECT min(t_end) AS t FROM r)
@@ -244,7 +245,7 @@ def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", thre
     the counts by status, S3 error and libcurl error.  What a scan cannot know is NaN (the client's CPU, the
     round trip), never 0."""
     summary = scan(paths, memory_limit=memory_limit, threads=threads)[0]
-    with scanning(paths, memory_limit, threads) as (con, source, present):
+    with scanning(paths, memory_limit, threads) as (con, source, present, _):
         s3 = {} if "s3_error" not in present else {key: n for key, n in con.execute(
             f"SELECT CAST(s3_error AS VARCHAR), count(*) FROM {source} WHERE s3_error IS NOT NULL "
             "AND CAST(s3_error AS VARCHAR) != '' GROUP BY 1 ORDER BY 1").fetchall() if key is not None}
