@@ -4,6 +4,7 @@ at it with ``--cluster``; the driver shows the hosts' progress summed in one bar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,14 +26,23 @@ DASK = str(Path(sys.executable).parent / "dask")
 
 
 @pytest.fixture
-def dask_cluster(dask_processes):
+def dask_cluster(store, tmp_path):
     """A scheduler and two single-threaded workers on loopback, started with dask's commands; the address."""
-    return dask_processes[0]
+    with dask_started(store, tmp_path, nanny=True) as (address, _):
+        yield address
 
 
 @pytest.fixture
 def dask_processes(store, tmp_path):
-    """The scheduler's address, and the processes: the scheduler's, then the workers' (w1, w2)."""
+    """The scheduler's address, and the processes: the scheduler's, then the workers' (w1, w2), each worker
+    without a nanny: a test kills one's process group, and a nanny's multiprocessing semaphores in /dev/shm
+    outlive a SIGKILL that takes its resource tracker with it."""
+    with dask_started(store, tmp_path, nanny=False) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def dask_started(store, tmp_path, *, nanny: bool):
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, **store.env()}  # the workers sign with the same credentials the driver has
     common = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
@@ -44,7 +54,8 @@ def dask_processes(store, tmp_path):
         address = json.loads(scheduler_file.read_text())["address"]
         for name in ("w1", "w2"):
             procs.append(subprocess.Popen([DASK, "worker", address, "--nworkers", "1", "--nthreads", "1",
-                                           "--no-dashboard", "--host", "127.0.0.1", "--name", name], **common))
+                                           "--no-dashboard", "--host", "127.0.0.1", "--name", name,
+                                           *(() if nanny else ("--no-nanny",))], **common))
         yield address, procs
     finally:
         for proc in procs:
