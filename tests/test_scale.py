@@ -134,6 +134,36 @@ def test_a_scan_reads_parts_that_lack_columns_and_refuses_a_damaged_one_in_a_lin
 
 
 @pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize("negative", [True, False])
+def test_a_scans_latency_sketch_is_the_loaded_one_whatever_the_rows_hold(tmp_path, statistics, negative):
+    """Zeros count as zeros, a latency not measured (NULL, NaN) is left out, a negative one counts as a zero,
+    as loading counts them: with the parts' statistics (which a scan reads to skip guards no row needs) and
+    without, and in a group of ``by`` as in the whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(11)
+    totals = rng.lognormal(np.log(0.02), 0.8, 5000)
+    totals[:40] = 0.0
+    totals[40:60] = np.nan
+    if negative:
+        totals[60:70] = -0.5
+    total = pa.array(totals, pa.float64(), mask=np.arange(5000) % 97 == 3)  # and some NULLs
+    status = np.where(np.arange(5000) % 50 == 0, 503, 206).astype(np.int16)
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    pq.write_table(pa.table({"op": pa.array(["GET"] * 5000).dictionary_encode(), "status": status,
+                             "curl_code": np.zeros(5000, np.int32), "bytes": np.full(5000, 100, np.int64),
+                             "t_start": np.arange(5000) / 1000, "ttfb_s": np.full(5000, 0.001), "total_s": total}),
+                   dataset / "requests" / "part-00000.parquet", row_group_size=1000, write_statistics=statistics)
+    ok = status == 206
+    loaded = Sketch().add(total.to_numpy(zero_copy_only=False)[ok] * 1000)  # a NULL reads as NaN
+    for found in (scan([dataset])[0], scan([dataset], by="op")[0]):
+        scanned = Sketch.from_json(found["sketches"]["latency_ms"])
+        assert (scanned.zeros, scanned.counts) == (loaded.zeros, loaded.counts)
+
+
+@pytest.mark.parametrize("statistics", [True, False])
 def test_the_span_of_a_scan_is_the_rows_whatever_the_parts_statistics_say(tmp_path, statistics):
     """The first start and last end come from row-group statistics where the parts have them: the last end
     must still be the rows' own, here a long request in the first row group that ends after every other."""

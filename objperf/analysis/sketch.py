@@ -111,12 +111,15 @@ class Sketch:
             raise DatasetError("a latency sketch in the manifest is malformed") from None
 
 
-def bucket_key_sql(column: str, *, scale: float = 1.0) -> str:
+def bucket_key_sql(column: str, *, scale: float = 1.0, zero_or_more: bool = False) -> str:
     """The bucket of ``column * scale`` (a positive value) as SQL (DuckDB): ``Sketch.add``'s key, with the log of
     the product taken as a sum (one ln a row, no product, no division: a third less time over 200 M rows), which
     can put a value that lies on a bucket's edge to the rounding's last bit in the next bucket: within the
-    sketch's accuracy still.  A DOUBLE: -inf for 0, and ZERO_KEY or below counts as a zero."""
-    return f"ceil(ln({column}) * {1 / LOG_GAMMA!r} + {math.log(scale) / LOG_GAMMA!r})"
+    sketch's accuracy still.  A DOUBLE: ZERO_KEY or below counts as a zero.  ``zero_or_more``: the column holds
+    no negative value, and a 0 is counted as a zero with no test a row (the log of 0 + 1e-300, far below
+    ZERO_KEY, where ln(0) is an error in some DuckDB versions); NULL and NaN stay themselves, left out."""
+    value = f"({column} + 1e-300)" if zero_or_more else column
+    return f"ceil(ln({value}) * {1 / LOG_GAMMA!r} + {math.log(scale) / LOG_GAMMA!r})"
 
 
 def merged(sketches: list[dict | Sketch]) -> Sketch:
