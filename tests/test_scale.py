@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from objperf import load
@@ -99,6 +100,45 @@ def test_a_scan_counts_what_loading_counts():
     assert sum(g["requests"] for g in by_op.values()) == s["requests"]
     seconds = timeline(STEPS)
     assert seconds and sum(1 for _ in seconds) >= 1
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_a_scanned_timeline_is_the_loaded_one(tmp_path, statistics):
+    """Seconds from the first start, each request's bytes spread from its first byte to its end as the loaded
+    timeline (``stats.throughput_timeline``) spreads them, and failed requests in the second they ended: a
+    transfer that spans seconds counts in each, the first request is not the first to end."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from objperf.analysis.stats import throughput_timeline
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    t = np.sort(rng.random(n) * 8) + 1000.0
+    total = rng.random(n) * 0.3
+    total[0] = 4.5  # the first to start spans five seconds
+    status = np.where(np.arange(n) % 40 == 7, 503, 206).astype(np.int16)
+    ttfb = total * rng.random(n)
+    ttfb[10:20] = total[10:20] * 3  # a first byte after the end (a file may say anything): all at the first byte
+    ttfb = pa.array(ttfb, mask=np.arange(n) % 300 == 1)  # no first byte: spread from the start
+    frame = {"op": pa.array(["GET"] * n).dictionary_encode(), "status": status, "curl_code": np.zeros(n, np.int32),
+             "bytes": rng.integers(1, 1 << 20, n), "t_start": t, "ttfb_s": ttfb, "total_s": total}
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    for i, rows in enumerate((slice(0, 1500), slice(1500, n))):
+        pq.write_table(pa.table({k: v[rows] for k, v in frame.items()}), dataset / "requests" / f"part-{i:05d}.parquet",
+                       row_group_size=500, write_statistics=statistics)
+    whole = pd.DataFrame({k: (v.to_pandas() if isinstance(v, pa.Array) else v) for k, v in frame.items()})
+    for bin_s in (1.0, 0.25):
+        loaded = throughput_timeline(whole, bin_s=bin_s)
+        scanned = timeline([dataset], bin_s=bin_s)
+        assert [s for s, _, _ in scanned] == pytest.approx(list(loaded["t_s"]), abs=1e-9)
+        # within a few bytes a bin: the loaded path's sums of rate·t lose the last bits to the rates of the
+        # requests that end as their first byte comes
+        assert [g for _, g, _ in scanned] == pytest.approx(list(loaded["gbps"]), rel=1e-6, abs=64 * 8 / bin_s / 1e9)
+        ends = np.floor((whole["t_start"] + whole["total_s"] - whole["t_start"].min()) / bin_s).astype(int)
+        failed = np.bincount(ends[whole["status"] == 503], minlength=len(scanned))
+        assert [f for _, _, f in scanned] == list(failed[:len(scanned)]) and failed[len(scanned):].sum() == 0
 
 
 def test_a_scan_refuses_a_part_that_leads_out_of_its_dataset(tmp_path):

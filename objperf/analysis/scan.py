@@ -247,15 +247,60 @@ class _Buckets:
 
 def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: str = "1GB",
              threads: int | None = None) -> list[tuple[float, float, int]]:
-    """(second from the first start, Gbps, failed requests) per ``bin_s``: each request's bytes counted in the
-    bin where it ended (the loaded path, ``stats.throughput_timeline``, spreads them over its transfer)."""
-    with scanning(paths, memory_limit, threads) as (con, source, _, _files):
-        rows = con.execute(f"""
-            WITH r AS (SELECT bytes, t_start + total_s AS t_end, {OK} AS ok, {CUT} AS cut FROM {source}),
-                 t0 AS (SELECT min(t_end) AS t FROM r)
-            SELECT floor((t_end - t0.t) / {bin_s!r}) AS b, sum(bytes), count(*) FILTER (WHERE NOT ok AND NOT cut)
-            FROM r, t0 GROUP BY b ORDER BY b""").fetchall()
-    return [(float(b) * bin_s, float(n) * 8 / bin_s / 1e9, int(f)) for b, n, f in rows if b is not None]
+    """(second from the first start, Gbps, failed requests) per ``bin_s``, the loaded timeline's numbers
+    (``stats.throughput_timeline``): each request's bytes spread evenly from its first byte to its end, and
+    each failed request counted in the bin where it ended.
+
+    One scan, and no row in memory: requests are grouped by the bins of their first byte and of their end (a
+    few groups a bin), and each group's sums place its bytes: all in its bin where both lie in one, else the
+    part before the first bin's end, the part after the last bin's start, and the rate in every bin between."""
+    with scanning(paths, memory_limit, threads) as (con, source, _, files):
+        known = _statistics(files)
+        t0 = known.first if known is not None else con.execute(f"SELECT min(t_start) FROM {source}").fetchone()[0]
+        if t0 is None:
+            return []
+        w = repr(float(bin_s))
+        # As the loaded path: no first byte (NULL) is the start.  What needs a test a row is left to the groups:
+        # an end before its first byte (a group whose bins run backwards) puts every byte at the first byte.
+        groups = con.execute(f"""
+            WITH r AS (SELECT t_start - {t0!r} + coalesce(ttfb_s, 0) AS p, t_start - {t0!r} + total_s AS e, bytes,
+                              bytes / (e - p) AS rate, NOT {OK} AND NOT {CUT} AS failed FROM {source})
+            SELECT floor(p / {w}) AS bp, floor(e / {w}) AS be, sum(bytes), sum(rate * ((bp + 1) * {w} - p)),
+                   sum(rate * (e - be * {w})), sum(rate), count(*) FILTER (WHERE failed), max(e)
+            FROM r GROUP BY bp, be""").fetchall()
+    return _binned(groups, bin_s)
+
+
+def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]:
+    """The timeline from ``timeline``'s groups: (first byte's bin, end's bin, bytes, bytes in the first bin,
+    bytes in the last, rate, failed, last end)."""
+    import numpy as np
+
+    ends = [row[7] for row in groups if row[7] is not None and row[7] == row[7] and abs(row[7]) != float("inf")]
+    if not ends:
+        return []
+    edges = np.arange(0.0, max(ends) + bin_s, bin_s)
+    count = max(len(edges) - 1, 1)
+    delivered, failed, between = np.zeros(count), np.zeros(count, dtype=np.int64), np.zeros(count + 1)
+
+    def bin_of(index: float) -> int:  # a point before the first start, or on the last edge, in the nearest bin
+        return min(max(int(index), 0), count - 1)
+
+    for bp, be, nbytes, head, tail, rate, bad, _ in groups:
+        if any(key is None or key != key or abs(key) == float("inf") for key in (bp, be)):
+            continue  # a time not measured (NULL, NaN)
+        first, last = bin_of(bp), bin_of(be)
+        failed[last] += bad
+        if first >= last:
+            delivered[first] += nbytes or 0
+            continue
+        delivered[first] += head
+        delivered[last] += tail
+        if last > first + 1:  # the bins strictly between get the rate for their whole width
+            between[first + 1] += rate
+            between[last] -= rate
+    delivered += np.cumsum(between)[:count] * bin_s
+    return [(float(edges[i]), float(delivered[i] * 8 / bin_s / 1e9), int(failed[i])) for i in range(count)]
 
 
 def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", threads: int | None = None) -> dict:
