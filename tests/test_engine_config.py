@@ -72,3 +72,15 @@ def test_an_engine_dropped_unclosed_warns_and_frees_its_handles_without_calling_
         gc.collect()
     assert [w for w in caught if issubclass(w.category, ResourceWarning) and "not closed" in str(w.message)]
     assert buffer.shape[0] == 10  # the RAM sink's pages live as long as an array points into them
+
+
+@pytest.mark.parametrize("concurrency", [1, 256, 1024, 4096])
+def test_the_slots_receive_buffers_together_stay_within_32_mib_up_to_4096_slots(concurrency):
+    """libcurl gives every slot its own receive buffer, whatever the object's size: at 4096 slots 16 KiB each
+    was 64 MiB of the client's memory for streams of a few hundred KiB/s."""
+    from objperf.plan.reads import ReadWorkload
+
+    each = ReadWorkload(concurrency=concurrency).receive_buffer()
+    assert 8 << 10 <= each <= 128 << 10 and each % 1024 == 0
+    assert concurrency * each <= 32 << 20
+    assert ReadWorkload(concurrency=concurrency, buffer_size=1 << 20).receive_buffer() == 1 << 20  # asked: kept

@@ -117,7 +117,7 @@ class ConnectionOptions:
                                   group=CONNECTION)
     buffer_size: int | None = option(None, "libcurl buffer size per slot, 1KiB to 10MiB", BUFFER_SIZE,
                                      default_text="1MiB sending; 128KiB receiving, less beyond 256 slots, 32MiB in "
-                                     "all, 16KiB at least", group=CONNECTION)
+                                     "all, 8KiB at least", group=CONNECTION)
 
     def connection_kwargs(self) -> dict:
         """The connection options (less ``threads``) as workload keywords; ``buffer_size`` only when given, as
