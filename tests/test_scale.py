@@ -141,6 +141,22 @@ def test_a_scanned_timeline_is_the_loaded_one(tmp_path, statistics):
         assert [f for _, _, f in scanned] == list(failed[:len(scanned)]) and failed[len(scanned):].sum() == 0
 
 
+def test_a_scanned_timeline_of_times_a_file_made_up_is_bins_or_nothing_never_a_traceback(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    nan, inf = float("nan"), float("inf")
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    pq.write_table(pa.table({"status": pa.array([206] * 6, pa.int16()), "curl_code": pa.array([0] * 6, pa.int32()),
+                             "bytes": [100] * 6, "t_start": [5.0, 5.0, nan, 6.0, 5.5, 7.0],
+                             "ttfb_s": [nan, -3.0, 0.1, 0.1, inf, 0.0], "total_s": [-9.0, 1.0, 1.0, nan, 0.2, 0.0]}),
+                   dataset / "requests" / "part-00000.parquet")
+    seconds = timeline([dataset])
+    assert [t for t, _, _ in seconds] == [0.0, 1.0] and all(0 <= g < 1e-5 for _, g, _ in seconds)  # to the last end
+    assert sum(f for _, _, f in seconds) == 0
+
+
 def test_a_scan_refuses_a_part_that_leads_out_of_its_dataset(tmp_path):
     dataset = tmp_path / "d"
     (dataset / "requests").mkdir(parents=True)

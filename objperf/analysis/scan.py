@@ -279,7 +279,7 @@ def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]
     ends = [row[7] for row in groups if row[7] is not None and row[7] == row[7] and abs(row[7]) != float("inf")]
     if not ends:
         return []
-    edges = np.arange(0.0, max(ends) + bin_s, bin_s)
+    edges = np.arange(0.0, max(max(ends), 0.0) + bin_s, bin_s)  # one bin at least, whatever a file says
     count = max(len(edges) - 1, 1)
     delivered, failed, between = np.zeros(count), np.zeros(count, dtype=np.int64), np.zeros(count + 1)
 
