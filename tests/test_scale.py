@@ -18,6 +18,7 @@ from objperf import load
 from objperf.analysis.scan import scan, scan_summary, timeline
 from objperf.analysis.sketch import RELATIVE_ACCURACY, Sketch, merged
 from objperf.analysis.summary import summarize
+from objperf.errors import UsageError
 from objperf.source import DatasetError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -155,6 +156,35 @@ def test_a_scanned_timeline_of_times_a_file_made_up_is_bins_or_nothing_never_a_t
     seconds = timeline([dataset])
     assert [t for t, _, _ in seconds] == [0.0, 1.0] and all(0 <= g < 1e-5 for _, g, _ in seconds)  # to the last end
     assert sum(f for _, _, f in seconds) == 0
+
+
+@pytest.mark.parametrize("where", ["a study's own column", "each run's manifest"])
+def test_the_concurrency_curve_is_scanned_as_it_is_loaded(where):
+    """``--by concurrency`` out of core: from the column a study's rows hold, or from the manifest of each run
+    given; the same requests, Gbps over each group's own span and TTFB (within the sketch's accuracy)."""
+    from objperf.analysis.saved import grouped, with_settings
+
+    study = SAMPLE / "read-concurrency"
+    paths = [study] if where == "a study's own column" else sorted((study / "steps").iterdir())
+    rows = with_settings(load(paths))
+    loaded = grouped(rows, "concurrency").set_index("concurrency")
+    scanned = pd.DataFrame(scan(paths, by="concurrency")).set_index("concurrency")
+    assert sorted(scanned.index) == sorted(loaded.index) == [1, 4, 16]
+    first_byte = ((rows["curl_code"] == 0) | (rows["curl_code"] == 42)) & rows["status"].between(200, 299) \
+        & (rows["ttfb_s"] > 0) & (rows["op"] == "GET")
+    for value, row in loaded.iterrows():
+        mine = scanned.loc[value]
+        assert (mine["requests"], mine["error_requests"]) == (row["requests"], row["failed"])
+        assert mine["gbps"] == pytest.approx(row["gbps"], rel=1e-9)
+        ttfb_ms = rows.loc[first_byte & (rows["concurrency"] == value), "ttfb_s"] * 1000
+        for p in (50, 99):
+            exact = np.percentile(ttfb_ms, p, method="lower")
+            assert abs(mine[f"ttfb_ms_p{p}"] - exact) <= RELATIVE_ACCURACY * exact * (1 + 1e-9), (value, p)
+
+
+def test_a_scan_by_what_neither_the_rows_nor_the_manifests_hold_is_one_line():
+    with pytest.raises(UsageError, match="neither a column of the rows nor a workload setting"):
+        scan([SAMPLE / "read-concurrency"], by="colour")
 
 
 def test_a_scan_refuses_a_part_that_leads_out_of_its_dataset(tmp_path):

@@ -88,15 +88,19 @@ def run_settings(df: pd.DataFrame) -> pd.DataFrame:
     manifests = df.attrs.get("manifests") or {}
     if not manifests and "manifest" in df.attrs:
         manifests = {run_id: df.attrs["manifest"] for run_id in set(df["run_id"].astype(str))}
-    records = []
-    for run_id, manifest in manifests.items():
-        workload = manifest.get("workload") or {}
-        if "read" in workload or "write" in workload:  # a mixed run: the read side's, the write side's
-            merged = {**workload.get("write", {}), **workload.get("read", {})}
-            merged["concurrency"] = sum(workload.get(side, {}).get("concurrency", 0) for side in ("read", "write"))
-            workload = merged
-        records.append({"run_id": run_id, **{name: workload.get(name) for name in SETTINGS}})
+    records = [{"run_id": run_id, **workload_settings(manifest)} for run_id, manifest in manifests.items()]
     return pd.DataFrame.from_records(records, columns=["run_id", *SETTINGS])
+
+
+def workload_settings(manifest: dict) -> dict:
+    """The workload settings (SETTINGS) a run's manifest records; a mixed run's read side's and write side's
+    together, its concurrency their sum."""
+    workload = manifest.get("workload") or {}
+    if "read" in workload or "write" in workload:
+        merged = {**workload.get("write", {}), **workload.get("read", {})}
+        merged["concurrency"] = sum(workload.get(side, {}).get("concurrency", 0) for side in ("read", "write"))
+        workload = merged
+    return {name: workload.get(name) for name in SETTINGS}
 
 
 def with_settings(df: pd.DataFrame) -> pd.DataFrame:

@@ -12,12 +12,11 @@ from typing import NamedTuple
 
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.errors import UsageError
-from objperf.schema import CUT_CURL_CODE, OP_GET, OPS, curl_error_text
+from objperf.schema import COLUMNS, CUT_CURL_CODE, OP_GET, OPS, curl_error_text
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
 FIRST_BYTE = f"((curl_code = 0 OR curl_code = {CUT_CURL_CODE}) AND status >= 200 AND status < 300 AND ttfb_s > 0)"
-GROUPABLE = ("op", "status", "curl_code", "host", "run_id", "remote_ip", "http_version", "key_index", "thread")
 
 
 def parts(paths: Sequence[str | Path]) -> list[str]:
@@ -61,11 +60,11 @@ READ = {"op": "VARCHAR", "status": "INTEGER", "curl_code": "INTEGER", "bytes": "
 
 
 @contextlib.contextmanager
-def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None, *, by: str | None = None):
+def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None):
     """A DuckDB connection, the rows of ``paths``' parts as a relation (SQL) that has every column a scan reads
     (a column no part holds, in other tools' imports and older datasets, reads as NULL), the columns the parts
-    hold, and the parts.  What DuckDB cannot
-    read (a damaged part, a column of another type) is one line naming the datasets."""
+    hold, and the parts.  What DuckDB cannot read (a damaged part, a column of another type) is one line naming
+    the datasets."""
     import duckdb
 
     from objperf.sanitize import printable
@@ -77,8 +76,6 @@ def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None
     except OSError as exc:
         raise DatasetError(f"{', '.join(map(str, paths))}: a part cannot be read ({printable(exc)})") from None
     missing = [f"NULL::{kind} AS {name}" for name, kind in READ.items() if name not in present]
-    if by is not None and by not in present:
-        missing.append(f"NULL AS {by}")
     relation = f"read_parquet({_listed(files)}, union_by_name = true)"
     con = connect(memory_limit, threads)
     try:
@@ -102,13 +99,18 @@ def _columns(part: str) -> set[str]:
 
 def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: str = "1GB",
          threads: int | None = None) -> list[dict]:
-    """One summary per value of ``by`` (a row column; None: one for everything): requests, successes, cuts,
-    failures, bytes, the time from first start to last end, Gbps, the failed share, TTFB (GETs) and latency
-    (successes) as mergeable sketches with their percentiles, and requests by HTTP status and libcurl code, all
-    without loading the rows."""
-    if by is not None and by not in GROUPABLE:
-        raise UsageError(f"--by {by!r} cannot be scanned: choose from {', '.join(GROUPABLE)}")
-    group = by or "NULL"
+    """One summary per value of ``by`` (None: one for everything): requests, successes, cuts, failures, bytes,
+    the time from first start to last end, Gbps, the failed share, TTFB (GETs) and latency (successes) as
+    mergeable sketches with their percentiles, and requests by HTTP status and libcurl code, all without loading
+    the rows.  ``by`` is a column the rows hold (a study's rows hold its grid: the concurrency curve), else a
+    workload setting each dataset's manifest records (``analysis.saved.SETTINGS``)."""
+    found = _scanned(paths, by, memory_limit, threads)
+    return [{**({by: grp} if by else {}), **found[grp].summary()}
+            for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float)) else str(g)))]
+
+
+def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, threads: int | None) -> dict:
+    """``scan``'s groups (_Group) by value of ``by``."""
     # Two scans.  Every row's latency bucket is grouped with its status and code, so that one scan gives the
     # totals, the latency sketch and the counts by status and code (a few thousand groups; which of them are
     # successes, whose buckets make the sketch, is told from the status and code of each); TTFB, of GETs only,
@@ -116,31 +118,54 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     # have them, and the row groups that may hold the last end: 0.3 s, where min and max over every row took
     # 1.2.  The statistics also say whether any latency is negative: where none is, the bucket key is taken with
     # no test a row.  On 200 M rows the whole summary takes 3.8 s, where three scans alone took 7.1.
-    with scanning(paths, memory_limit, threads, by=by) as (con, source, _, files):
-        span = None
-        known = _statistics(files)
-        if known is not None and by is None:  # only rows that started within the longest request of the latest
-            last = con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",  # start end last
-                               [known.latest - max(known.longest, 0.0)]).fetchone()[0]
-            span = (known.first, max(last, known.latest) if last is not None else known.latest)
-        spans = "min(t_start), max(t_start + total_s)" if span is None else "NULL, NULL"
-        rows = con.execute(f"""
-            SELECT {group} AS grp, {_latency_key(known is not None and known.least_total >= 0)} AS k, status,
-                   curl_code, count(*), sum(bytes), {spans}
-            FROM {source} GROUP BY ALL""").fetchall()
-        first_bytes = con.execute(f"""
-            SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
-            WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
+    from objperf.analysis.saved import SETTINGS
+
+    with scanning(paths, memory_limit, threads) as (con, source, present, files):
+        if by is None or by in present or (by in COLUMNS and by not in SETTINGS):  # a row column no part holds
+            group = '"' + by.replace('"', '""') + '"' if by in present else "NULL"  # is one group: not measured
+            span = None
+            known = _statistics(files)
+            if known is not None and by is None:  # only rows that started within the longest request of the
+                last = con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",  # latest start
+                                   [known.latest - max(known.longest, 0.0)]).fetchone()[0]  # can end last
+                span = (known.first, max(last, known.latest) if last is not None else known.latest)
+            spans = "min(t_start), max(t_start + total_s)" if span is None else "NULL, NULL"
+            rows = con.execute(f"""
+                SELECT {group} AS grp, {_latency_key(known is not None and known.least_total >= 0)} AS k, status,
+                       curl_code, count(*), sum(bytes), {spans}
+                FROM {source} GROUP BY ALL""").fetchall()
+            first_bytes = con.execute(f"""
+                SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
+                WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
+            found: dict = {}
+            for grp, key, status, code, count, nbytes, first, last in rows:
+                found.setdefault(grp, _Group()).add_row(key, status, code, count, nbytes, first, last)
+            for grp, key, count in first_bytes:
+                found.setdefault(grp, _Group()).ttfb.add_key(key, count)
+            if span is not None and None in found:
+                found[None].first, found[None].last = span
+            return found
+    return _scanned_by_setting(paths, by, memory_limit, threads)
+
+
+def _scanned_by_setting(paths: Sequence[str | Path], by: str, memory_limit: str, threads: int | None) -> dict:
+    """``scan``'s groups by a workload setting no row holds: each dataset scanned whole and put in the group
+    of the value its manifest records; a group of several datasets spans from the first start to the last end."""
+    from objperf.analysis.saved import SETTINGS, workload_settings
+    from objperf.dataset import read_manifest
+
+    if by not in SETTINGS:
+        raise UsageError(f"--by {by!r} is neither a column of the rows nor a workload setting "
+                         f"({', '.join(SETTINGS)}): it cannot be scanned")
+    values = {}
+    for path in paths:  # every manifest read before any row is scanned: a bad one fails at once
+        value = workload_settings(read_manifest(path)).get(by)
+        values[path] = value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
     found: dict = {}
-    for grp, key, status, code, count, nbytes, first, last in rows:
-        mine = found.setdefault(grp, _Group())
-        mine.add_row(key, status, code, count, nbytes, first, last)
-    for grp, key, count in first_bytes:
-        found.setdefault(grp, _Group()).ttfb.add_key(key, count)
-    if span is not None and None in found:
-        found[None].first, found[None].last = span
-    return [{**({by: grp} if by else {}), **found[grp].summary()}
-            for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float)) else str(g)))]
+    for path, value in values.items():
+        for group in _scanned([path], None, memory_limit, threads).values():
+            found.setdefault(value, _Group()).merge(group)
+    return found
 
 
 def _latency_key(no_negative: bool) -> str:
@@ -198,6 +223,17 @@ class _Group:
         self.latency, self.ttfb = _Buckets(), _Buckets()
         self.statuses: dict[int, int] = {}
         self.codes: dict[int, int] = {}
+
+    def merge(self, other: _Group) -> None:
+        """Count ``other``'s requests in this group too."""
+        self.requests, self.ok, self.cut = self.requests + other.requests, self.ok + other.ok, self.cut + other.cut
+        self.bytes += other.bytes
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
+        self.latency.sketch.merge(other.latency.sketch)
+        self.ttfb.sketch.merge(other.ttfb.sketch)
+        for mine, theirs in ((self.statuses, other.statuses), (self.codes, other.codes)):
+            for key, count in theirs.items():
+                mine[key] = mine.get(key, 0) + count
 
     def add_row(self, key, status, code, count: int, nbytes, first, last) -> None:
         self.requests += count

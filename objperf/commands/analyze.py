@@ -38,8 +38,8 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
     p.add_argument("--scan", action="store_true",
                    help="analyse the rows where they lie (DuckDB, objperf[scale]), for more rows than memory holds: "
-                        "TTFB from mergeable sketches (within 0.5 %%); --by a row column (default: on past "
-                        f"{SCAN_ABOVE // 1_000_000} M rows)")
+                        "TTFB from mergeable sketches (within 0.5 %%); --by a row column or workload setting "
+                        f"(default: on past {SCAN_ABOVE // 1_000_000} M rows)")
     add_option(p, OutputOptions, "price")
     store = p.add_argument_group("the store of s3://BUCKET/PREFIX/ datasets (objperf push, --out s3://…)")
     for name in STORE_OPTIONS:
@@ -136,10 +136,10 @@ def scanned(args, invocation: Invocation) -> dict:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:
         invocation.say(f"more than {SCAN_ABOVE:,} rows: analysed where they lie (--scan)")
+    groups = scan(args.paths, by=args.by) if args.by else None  # first: a --by that cannot be is said at once
     summary = scan_summary(args.paths)
     outcome = {"summary": summary, "rows": summary["requests"]}
-    if args.by:
-        groups = scan(args.paths, by=args.by)
+    if groups is not None:
         outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])
     return outcome
 
