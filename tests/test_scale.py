@@ -182,6 +182,24 @@ def test_the_concurrency_curve_is_scanned_as_it_is_loaded(where):
             assert abs(mine[f"ttfb_ms_p{p}"] - exact) <= RELATIVE_ACCURACY * exact * (1 + 1e-9), (value, p)
 
 
+@pytest.mark.parametrize("workload", [[1, 2], "c=16", {"concurrency": {"x": 1}}, {"read": 5, "write": [1]},
+                                      {"read": {"concurrency": "many"}, "write": {"concurrency": 2}}])
+def test_a_manifests_workload_a_file_made_up_groups_as_not_recorded_loaded_or_scanned(tmp_path, workload):
+    import shutil
+
+    from objperf.analysis.saved import grouped
+
+    step = tmp_path / "step"
+    shutil.copytree(sorted((SAMPLE / "read-concurrency" / "steps").iterdir())[0], step)
+    manifest = json.loads((step / "manifest.json").read_text())
+    manifest["workload"] = workload
+    (step / "manifest.json").write_text(json.dumps(manifest))
+    scanned = scan([step], by="concurrency")
+    assert len(scanned) == 1 and scanned[0]["concurrency"] is None and scanned[0]["requests"] > 0
+    loaded = grouped(load(step), "concurrency")
+    assert len(loaded) == 1 and loaded["requests"].iloc[0] == scanned[0]["requests"]
+
+
 def test_a_scan_by_what_neither_the_rows_nor_the_manifests_hold_is_one_line():
     with pytest.raises(UsageError, match="neither a column of the rows nor a workload setting"):
         scan([SAMPLE / "read-concurrency"], by="colour")

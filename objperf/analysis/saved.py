@@ -95,12 +95,17 @@ def run_settings(df: pd.DataFrame) -> pd.DataFrame:
 def workload_settings(manifest: dict) -> dict:
     """The workload settings (SETTINGS) a run's manifest records; a mixed run's read side's and write side's
     together, its concurrency their sum."""
-    workload = manifest.get("workload") or {}
+    def record(value) -> dict:  # a file may say anything: what is not a JSON object records nothing
+        return value if isinstance(value, dict) else {}
+
+    workload = record(manifest.get("workload"))
     if "read" in workload or "write" in workload:
-        merged = {**workload.get("write", {}), **workload.get("read", {})}
-        merged["concurrency"] = sum(workload.get(side, {}).get("concurrency", 0) for side in ("read", "write"))
-        workload = merged
-    return {name: workload.get(name) for name in SETTINGS}
+        sides = [record(workload.get(side)) for side in ("write", "read")]
+        counts = [side["concurrency"] for side in sides if "concurrency" in side]
+        workload = {**sides[0], **sides[1], "concurrency": sum(counts) if counts and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in counts) else None}
+    return {name: value if isinstance(value := workload.get(name), (int, float, str)) and not isinstance(value, bool)
+            else None for name in SETTINGS}
 
 
 def with_settings(df: pd.DataFrame) -> pd.DataFrame:

@@ -157,10 +157,7 @@ def _scanned_by_setting(paths: Sequence[str | Path], by: str, memory_limit: str,
     if by not in SETTINGS:
         raise UsageError(f"--by {by!r} is neither a column of the rows nor a workload setting "
                          f"({', '.join(SETTINGS)}): it cannot be scanned")
-    values = {}
-    for path in paths:  # every manifest read before any row is scanned: a bad one fails at once
-        value = workload_settings(read_manifest(path)).get(by)
-        values[path] = value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+    values = {path: workload_settings(read_manifest(path))[by] for path in paths}  # all read before any row
     found: dict = {}
     for path, value in values.items():
         for group in _scanned([path], None, memory_limit, threads).values():
