@@ -200,6 +200,34 @@ def test_a_manifests_workload_a_file_made_up_groups_as_not_recorded_loaded_or_sc
     assert len(loaded) == 1 and loaded["requests"].iloc[0] == scanned[0]["requests"]
 
 
+def test_analyze_scan_draws_the_concurrency_curve_the_timeline_and_ttfb_of_rows_it_never_loads(tmp_path):
+    from conftest import run_cli
+    from objperf.plots.notebooks import is_blank
+
+    figures = tmp_path / "figures"
+    done = run_cli("objperf", "analyze", "--scan", str(SAMPLE / "read-concurrency"), "--by", "concurrency",
+                   "--figures", str(figures))
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()[-3:]] == ["1", "4", "16"]
+    drawn = sorted(p.name for p in figures.iterdir())
+    assert drawn == ["concurrency.png", "throughput.png", "ttfb.png"]
+    assert not [name for name in drawn if is_blank(figures / name)]
+    assert done.stderr.count("figure ") == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--by", "colour"), "neither a column of the rows nor a workload setting"),
+    (("--op", "GET"), "need the rows loaded"),
+])
+def test_analyze_scan_refuses_what_it_cannot_do_in_one_line_before_any_figure(tmp_path, args, message):
+    from conftest import run_cli
+
+    done = run_cli("objperf", "analyze", "--scan", str(SAMPLE / "read-concurrency"), *args,
+                   "--figures", str(tmp_path / "figures"))
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "figures").exists()
+
+
 def test_a_scan_by_what_neither_the_rows_nor_the_manifests_hold_is_one_line():
     with pytest.raises(UsageError, match="neither a column of the rows nor a workload setting"):
         scan([SAMPLE / "read-concurrency"], by="colour")

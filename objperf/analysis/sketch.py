@@ -88,6 +88,14 @@ class Sketch:
                 return self.value(key)
         return self.value(max(self.counts))
 
+    def cdf(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distribution the sketch holds: each bucket's representative value (0 for the zeros), ascending,
+        and the share of every value counted at or below it."""
+        keys = sorted(self.counts)
+        values = np.array(([0.0] if self.zeros else []) + [self.value(k) for k in keys], dtype=float)
+        counts = np.array(([self.zeros] if self.zeros else []) + [self.counts[k] for k in keys], dtype=float)
+        return values, (np.cumsum(counts) / counts.sum() if len(counts) else counts)
+
     def percentiles(self, ps: list[float]) -> list[float]:
         return [self.quantile(p / 100) for p in ps]
 

@@ -131,7 +131,7 @@ def scanned(args, invocation: Invocation) -> dict:
     from objperf.errors import UsageError
 
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
-                                      ("--figures", args.figures), ("--price", args.price)) if value]
+                                      ("--price", args.price)) if value]
     if given:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:
@@ -141,6 +141,15 @@ def scanned(args, invocation: Invocation) -> dict:
     outcome = {"summary": summary, "rows": summary["requests"]}
     if groups is not None:
         outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])
+    if args.figures:
+        from objperf.analysis.scan import timeline
+        from objperf.analysis.sketch import Sketch
+        from objperf.plots.figures import draw_scanned_figures
+
+        Path(args.figures).mkdir(parents=True, exist_ok=True)
+        outcome["figures"] = draw_scanned_figures(args.figures, timeline=timeline(args.paths), rows=outcome["rows"],
+                                                  ttfb=Sketch.from_json(summary["sketches"]["ttfb_ms"]),
+                                                  groups=outcome.get("groups"), by=args.by)
     return outcome
 
 

@@ -111,6 +111,24 @@ def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, titl
     return ax
 
 
+def sketch_distribution(sketch, *, ax=None, title: str | None = None, xlabel: str = "time to first byte (ms)",
+                        marks: tuple[float, ...] = (50, 90, 99)):
+    """The cumulative distribution a latency sketch holds (``analysis.sketch``: rows analysed where they lie),
+    each bucket at its representative value, within the sketch's relative accuracy; ``marks`` percentiles
+    drawn and named."""
+    ax = _axes(ax)
+    values, shares = sketch.cdf()
+    ax.step(values, shares, where="post")
+    if len(values) and marks:
+        for q, value in zip(marks, sketch.percentiles(list(marks))):
+            ax.axvline(value, color="grey", linestyle=":", linewidth=1)
+            ax.annotate(f"p{q:g} {value:.1f} ms", (value, q / 100), xytext=(4, -10), textcoords="offset points",
+                        fontsize=8)
+    ax.set(xlabel=xlabel, ylabel="share of requests", ylim=(0, 1.02), title=title or "Time to first byte")
+    _note(ax, f"{sketch.count:,} values in a sketch, each bucket within {sketch.relative_accuracy:.1%} of its values")
+    return ax
+
+
 def throughput_against_concurrency(steps: pd.DataFrame, *, ax=None, x: str = "concurrency", y: str = "steady_gbps",
                       hue: str | None = None, title: str | None = None, log_x: bool = True):
     """Throughput against concurrency from a study's steps (one line per ``hue``, e.g. part size).  An imported

@@ -44,3 +44,30 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
         plt.close(ax.figure)
         written.append(path)
     return written
+
+
+def draw_scanned_figures(directory: str | Path, *, timeline: list[tuple[float, float, int]], ttfb, rows: int,
+                         groups: pd.DataFrame | None = None, by: str | None = None) -> list[Path]:
+    """throughput.png and ttfb.png of rows analysed where they lie (``analysis.scan``): the scanned timeline
+    and the TTFB sketch; concurrency.png too when they are grouped by concurrency."""
+    import matplotlib.pyplot as plt
+
+    from objperf import plots
+
+    directory = Path(directory)
+    where = f"{rows:,} rows analysed where they lie"
+    drawn = [("throughput.png", plots.throughput_over_time(pd.DataFrame(timeline, columns=["t_s", "gbps", "failed"]),
+                                                           title=f"Throughput over time\n{where}")),
+             ("ttfb.png", plots.sketch_distribution(ttfb, title=f"Time to first byte\n{where}"))]
+    if by == "concurrency" and groups is not None:
+        curve = groups.dropna(subset=["concurrency", "gbps"])
+        if len(curve) > 1:
+            drawn.append(("concurrency.png", plots.throughput_against_concurrency(
+                curve, y="gbps", title=f"Throughput against concurrency\n{where}")))
+    written = []
+    for name, ax in drawn:
+        path = directory / name
+        ax.figure.savefig(path, dpi=120)
+        plt.close(ax.figure)
+        written.append(path)
+    return written
