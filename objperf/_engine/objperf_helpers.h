@@ -64,11 +64,17 @@ static inline unsigned long op_crc32(unsigned long crc, const char *buf, size_t 
 /* Copy a received chunk into a RAM-sink buffer.  The buffers are far larger than
  * the caches and are not read back during the run, so large copies use
  * non-temporal stores: no read-for-ownership of the destination, no eviction of
- * the hot socket and libcurl buffers.  About half the cost of memcpy here. */
+ * the hot socket and libcurl buffers.  About half the cost of memcpy here.
+ * The streamed part starts on a cache line: libcurl hands the body over in
+ * pieces of at most 16 KiB that start anywhere in a line (after the headers, and
+ * wherever a recv ended), and the line a piece's tail wrote with plain stores,
+ * in the cache, is the one the next piece's first stream would write.  Streaming
+ * only whole lines, 16 KiB pieces after a 300-byte skew cost 0.046 CPU-s/GiB
+ * against 0.121 (a C receiver from nginx here, 0.049 for one memcpy). */
 static inline void op_copy(char *dst, const char *src, size_t n) {
 #if defined(__SSE2__)
     if (n >= 4096) {
-        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+        size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
         memcpy(dst, src, head);
         dst += head; src += head; n -= head;
         for (; n >= 64; n -= 64, src += 64, dst += 64) {
