@@ -373,3 +373,13 @@ def test_200_million_rows_are_analysed_within_2_gib(tmp_path):
           f"its timeline in {found['timeline_s']:.1f} s "
           f"({found['requests'] / found['timeline_s'] / 1e6:.0f} M rows/s), "
           f"peak RSS {peak / (1 << 20):.0f} MiB, wall {time.perf_counter() - started:.1f} s")
+
+
+def test_scanned_figures_draw_the_concurrencies_recorded_and_leave_out_a_word_or_none(tmp_path):
+    from objperf.plots.figures import draw_scanned_figures
+
+    groups = pd.DataFrame({"concurrency": [1, "many", None, 16], "gbps": [1.0, 2.0, 3.0, 4.0],
+                           "requests": [10, 20, 30, 40]})
+    drawn = draw_scanned_figures(tmp_path, timeline=[], ttfb=Sketch(), rows=0, groups=groups, by="concurrency")
+    assert [p.name for p in drawn] == ["throughput.png", "ttfb.png", "concurrency.png"]
+    assert all(p.stat().st_size > 0 for p in drawn)

@@ -60,7 +60,8 @@ def draw_scanned_figures(directory: str | Path, *, timeline: list[tuple[float, f
                                                            title=f"Throughput over time\n{where}")),
              ("ttfb.png", plots.sketch_distribution(ttfb, title=f"Time to first byte\n{where}"))]
     if by == "concurrency" and groups is not None:
-        curve = groups.dropna(subset=["concurrency", "gbps"])
+        curve = groups.assign(concurrency=pd.to_numeric(groups["concurrency"], errors="coerce"))  # a manifest may
+        curve = curve.dropna(subset=["concurrency", "gbps"])  # record none, or a word
         if len(curve) > 1:
             drawn.append(("concurrency.png", plots.throughput_against_concurrency(
                 curve, y="gbps", title=f"Throughput against concurrency\n{where}")))
