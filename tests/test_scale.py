@@ -325,6 +325,39 @@ def test_the_span_of_a_scan_is_the_rows_whatever_the_parts_statistics_say(tmp_pa
     assert scan([dataset], by="op")[0]["wall_s"] == pytest.approx(exact, rel=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["a host a part", "a host a part, no statistics", "hosts mixed in a part"])
+def test_each_groups_span_is_its_own_rows_whatever_the_parts_statistics_say(tmp_path, layout):
+    """By host: each host's span from its first start to its last end, from the statistics where every row group
+    holds one host (a cluster's parts), from the rows where not; a long request early in a host's rows ends last."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(9)
+    dataset = tmp_path / "d"
+    (dataset / "requests").mkdir(parents=True)
+    frames = []
+    for i, host in enumerate(["h0", "h1", "h2"]):
+        t = np.sort(rng.random(2000) * (5 + i)) + 3 * i
+        total = rng.random(2000) * 0.1
+        total[3] = 20.0 + i  # started early, ended last
+        frames.append(pd.DataFrame({"host": host, "op": "GET", "status": np.int16(206), "curl_code": np.int32(0),
+                                    "bytes": np.int64(100), "t_start": t, "ttfb_s": total / 2, "total_s": total}))
+    rows = pd.concat(frames, ignore_index=True)
+    if layout == "hosts mixed in a part":
+        pq.write_table(pa.Table.from_pandas(rows.sample(frac=1, random_state=1), preserve_index=False),
+                       dataset / "requests" / "part-00000.parquet", row_group_size=700)
+    else:
+        for i, frame in enumerate(frames):
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False),
+                           dataset / "requests" / f"part-{i:05d}.parquet", row_group_size=700,
+                           write_statistics="no statistics" not in layout)
+    found = {g["host"]: g for g in scan([dataset], by="host")}
+    for host, mine in rows.groupby("host"):
+        exact = float((mine["t_start"] + mine["total_s"]).max() - mine["t_start"].min())
+        assert found[host]["wall_s"] == pytest.approx(exact, rel=1e-12), host
+        assert found[host]["requests"] == len(mine)
+
+
 ROWS_PER_PART = 10_000_000
 PARTS = 20
 

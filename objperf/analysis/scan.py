@@ -114,25 +114,23 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
     # Two scans.  Every row's latency bucket is grouped with its status and code, so that one scan gives the
     # totals, the latency sketch and the counts by status and code (a few thousand groups; which of them are
     # successes, whose buckets make the sketch, is told from the status and code of each); TTFB, of GETs only,
-    # is the other.  The span (first start, last end) of the whole comes from the parts' statistics where they
-    # have them, and the row groups that may hold the last end: 0.3 s, where min and max over every row took
-    # 1.2.  The statistics also say whether any latency is negative: where none is, the bucket key is taken with
-    # no test a row.  On 200 M rows the whole summary takes 3.8 s, where three scans alone took 7.1.
+    # is the other.  The span (first start, last end) of each group comes from the parts' statistics where
+    # every row group holds one group (the whole; a host's parts; a study's steps), and the row groups that may
+    # hold the last end: 0.3 s, where min and max over every row took 1.2.  The statistics also say whether any
+    # latency is negative: where none is, the bucket key is taken with no test a row.  On 200 M rows the whole
+    # summary takes 3.8 s, where three scans alone took 7.1.
     from objperf.analysis.saved import SETTINGS
 
     with scanning(paths, memory_limit, threads) as (con, source, present, files):
         if by is None or by in present or (by in COLUMNS and by not in SETTINGS):  # a row column no part holds
-            group = '"' + by.replace('"', '""') + '"' if by in present else "NULL"  # is one group: not measured
-            span = None
-            known = _statistics(files)
-            if known is not None and by is None:  # only rows that started within the longest request of the
-                last = con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",  # latest start
-                                   [known.latest - max(known.longest, 0.0)]).fetchone()[0]  # can end last
-                span = (known.first, max(last, known.latest) if last is not None else known.latest)
-            spans = "min(t_start), max(t_start + total_s)" if span is None else "NULL, NULL"
+            column = by if by in present else None  # is one group: not measured
+            group = '"' + by.replace('"', '""') + '"' if column else "NULL"
+            known = _statistics(files, column)
+            spans = None if known is None else _spans_of(con, source, group if column else None, known)
             rows = con.execute(f"""
-                SELECT {group} AS grp, {_latency_key(known is not None and known.least_total >= 0)} AS k, status,
-                       curl_code, count(*), sum(bytes), {spans}
+                SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k, status,
+                       curl_code, count(*), sum(bytes), {"min(t_start), max(t_start + total_s)" if spans is None else
+                                                          "NULL, NULL"}
                 FROM {source} GROUP BY ALL""").fetchall()
             first_bytes = con.execute(f"""
                 SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
@@ -142,8 +140,12 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
                 found.setdefault(grp, _Group()).add_row(key, status, code, count, nbytes, first, last)
             for grp, key, count in first_bytes:
                 found.setdefault(grp, _Group()).ttfb.add_key(key, count)
-            if span is not None and None in found:
-                found[None].first, found[None].last = span
+            if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
+                spans = dict((grp, (first, last)) for grp, first, last in con.execute(
+                    f"SELECT {group}, min(t_start), max(t_start + total_s) FROM {source} GROUP BY ALL").fetchall())
+            for grp, (first, last) in (spans or {}).items():
+                if grp in found:
+                    found[grp].first, found[grp].last = first, last
             return found
     return _scanned_by_setting(paths, by, memory_limit, threads)
 
@@ -174,7 +176,7 @@ def _latency_key(no_negative: bool) -> str:
 
 
 class _Known(NamedTuple):
-    """What the parts' row-group statistics say of every row."""
+    """What the parts' row-group statistics say of every row of a group."""
 
     first: float  # the least start
     latest: float  # the latest start: no row ends before it
@@ -182,33 +184,67 @@ class _Known(NamedTuple):
     least_total: float  # the least latency
 
 
-def _statistics(files: list[str]) -> _Known | None:
-    """What the parts' row-group statistics say; None where a part or row group has none (the scan then reads
-    every row for the span, and tests every latency before its log)."""
+def _least_total(known: dict) -> float:
+    return min(group.least_total for group in known.values())
+
+
+def _spans_of(con, source: str, group: str | None, known: dict) -> dict:
+    """Each group's (first start, last end): the first start from the statistics, the last end from the rows
+    that started within the group's longest request of its latest start (only they can end last)."""
+    starts = {value: group_known.latest - max(group_known.longest, 0.0) for value, group_known in known.items()}
+    if group is None:
+        lasts = {None: con.execute(f"SELECT max(t_start + total_s) FROM {source} WHERE t_start >= ?",
+                                   [starts[None]]).fetchone()[0]}
+    else:  # one scan of the rows past the earliest of those starts (row groups before it are skipped)
+        lasts = dict(con.execute(f"""
+            SELECT s.{group}, max(s.t_start + s.total_s) FROM {source} AS s
+            JOIN (SELECT unnest(?) AS value, unnest(?) AS since) AS g ON s.{group} = g.value
+            WHERE s.t_start >= ? AND s.t_start >= g.since GROUP BY ALL""",
+                                     [list(starts), list(starts.values()), min(starts.values())]).fetchall())
+    return {value: (k.first, k.latest if lasts.get(value) is None else max(lasts[value], k.latest))
+            for value, k in known.items()}
+
+
+def _statistics(files: list[str], by: str | None = None) -> dict | None:
+    """What the parts' row-group statistics say of each group of ``by`` (None: of every row, as one group
+    None), as _Known; None where a part or row group has none, or holds more than one value of ``by`` (the
+    scan then reads every row for the spans, and tests every latency before its log)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    first, latest, longest, least = float("inf"), float("-inf"), float("-inf"), float("inf")
+    found: dict = {}
     try:
         for name in files:
             with pq.ParquetFile(name) as parquet:
                 meta = parquet.metadata
                 paths = [meta.schema.column(i).path for i in range(meta.num_columns)]
-                if "t_start" not in paths or "total_s" not in paths:
+                wanted = ["t_start", "total_s", *([by] if by else [])]
+                if not all(column in paths for column in wanted):
                     return None
-                at = paths.index("t_start"), paths.index("total_s")
+                at = [paths.index(column) for column in wanted]
                 for index in range(meta.num_row_groups):
                     group = meta.row_group(index)
                     if group.num_rows == 0:
                         continue
-                    starts, totals = (group.column(i).statistics for i in at)
-                    if not (starts and totals and starts.has_min_max and totals.has_min_max):
+                    stats = [group.column(i).statistics for i in at]
+                    if not all(s is not None and s.has_min_max for s in stats):
                         return None
-                    first, latest = min(first, starts.min), max(latest, starts.max)
-                    longest, least = max(longest, totals.max), min(least, totals.min)
+                    starts, totals = stats[:2]
+                    value = None
+                    if by:
+                        held = stats[2]
+                        if held.min != held.max or not held.has_null_count or held.null_count:
+                            return None
+                        value = held.min
+                        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                            return None
+                    mine = found.get(value)
+                    found[value] = _Known(starts.min, starts.max, totals.max, totals.min) if mine is None else \
+                        _Known(min(mine.first, starts.min), max(mine.latest, starts.max),
+                               max(mine.longest, totals.max), min(mine.least_total, totals.min))
     except (pa.ArrowException, OSError, ValueError):  # a damaged part: the scan itself says what is wrong
         return None
-    return _Known(first, latest, longest, least) if latest > float("-inf") else None
+    return found or None
 
 
 class _Group:
@@ -289,7 +325,8 @@ def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: s
     part before the first bin's end, the part after the last bin's start, and the rate in every bin between."""
     with scanning(paths, memory_limit, threads) as (con, source, _, files):
         known = _statistics(files)
-        t0 = known.first if known is not None else con.execute(f"SELECT min(t_start) FROM {source}").fetchone()[0]
+        t0 = known[None].first if known is not None else \
+            con.execute(f"SELECT min(t_start) FROM {source}").fetchone()[0]
         if t0 is None:
             return []
         w = repr(float(bin_s))
