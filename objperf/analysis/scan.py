@@ -115,7 +115,7 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
     # totals, the latency sketch and the counts by status and code (a few thousand groups; which of them are
     # successes, whose buckets make the sketch, is told from the status and code of each); TTFB, of GETs only,
     # is the other.  The span (first start, last end) of each group comes from the parts' statistics where
-    # every row group holds one group (the whole; a host's parts; a study's steps), and the row groups that may
+    # every row group holds one group (the whole; a cluster host's parts), and the row groups that may
     # hold the last end: 0.3 s, where min and max over every row took 1.2.  The statistics also say whether any
     # latency is negative: where none is, the bucket key is taken with no test a row.  On 200 M rows the whole
     # summary takes 3.8 s, where three scans alone took 7.1.
