@@ -29,17 +29,22 @@ def run_context(manifest: dict) -> str:
 
 def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | None = None) -> list[Path]:
     """throughput.png and ttfb.png beside the dataset, titled with the run's context when its manifest is given."""
-    import matplotlib.pyplot as plt
-
     from objperf import plots
 
-    directory = Path(directory)
     context = run_context(manifest) if manifest else ""
+    return _saved(directory, [(name, draw(df, title=f"{title}\n{context}" if context else title))
+                              for name, draw, title in (("throughput.png", plots.throughput_over_time,
+                                                         "Throughput over time"),
+                                                        ("ttfb.png", plots.ttfb_distribution, "Time to first byte"))])
+
+
+def _saved(directory: str | Path, drawn: list) -> list[Path]:
+    """Each (file name, axes) saved as a PNG in ``directory``, its figure closed; the paths."""
+    import matplotlib.pyplot as plt
+
     written = []
-    for name, draw, title in (("throughput.png", plots.throughput_over_time, "Throughput over time"),
-                              ("ttfb.png", plots.ttfb_distribution, "Time to first byte")):
-        ax = draw(df, title=f"{title}\n{context}" if context else title)
-        path = directory / name
+    for name, ax in drawn:
+        path = Path(directory) / name
         ax.figure.savefig(path, dpi=120)
         plt.close(ax.figure)
         written.append(path)
@@ -50,11 +55,8 @@ def draw_scanned_figures(directory: str | Path, *, timeline: list[tuple[float, f
                          groups: pd.DataFrame | None = None, by: str | None = None) -> list[Path]:
     """throughput.png and ttfb.png of rows analysed where they lie (``analysis.scan``): the scanned timeline
     and the TTFB sketch; concurrency.png too when they are grouped by concurrency."""
-    import matplotlib.pyplot as plt
-
     from objperf import plots
 
-    directory = Path(directory)
     where = f"{rows:,} rows analysed where they lie"
     drawn = [("throughput.png", plots.throughput_over_time(pd.DataFrame(timeline, columns=["t_s", "gbps", "failed"]),
                                                            title=f"Throughput over time\n{where}")),
@@ -65,10 +67,4 @@ def draw_scanned_figures(directory: str | Path, *, timeline: list[tuple[float, f
         if len(curve) > 1:
             drawn.append(("concurrency.png", plots.throughput_against_concurrency(
                 curve, y="gbps", title=f"Throughput against concurrency\n{where}")))
-    written = []
-    for name, ax in drawn:
-        path = directory / name
-        ax.figure.savefig(path, dpi=120)
-        plt.close(ax.figure)
-        written.append(path)
-    return written
+    return _saved(directory, drawn)
