@@ -416,3 +416,15 @@ def test_scanned_figures_draw_the_concurrencies_recorded_and_leave_out_a_word_or
     drawn = draw_scanned_figures(tmp_path, timeline=[], ttfb=Sketch(), rows=0, groups=groups, by="concurrency")
     assert [p.name for p in drawn] == ["throughput.png", "ttfb.png", "concurrency.png"]
     assert all(p.stat().st_size > 0 for p in drawn)
+
+
+@pytest.mark.parametrize("by", ["concurrency", "status", "host"])
+def test_a_summary_made_with_its_groups_is_the_summary_made_alone(by):
+    """``analyze --scan --by`` reads the rows once: the summary is its groups merged, the same in every figure."""
+    from objperf.analysis.scan import scan_summary_by
+
+    paths = sorted((SAMPLE / "read-concurrency" / "steps").iterdir())
+    alone = scan_summary(paths)
+    merged, groups = scan_summary_by(paths, by)
+    assert groups and sum(g["requests"] for g in groups) == alone["requests"]
+    assert json.dumps(merged, sort_keys=True, default=str) == json.dumps(alone, sort_keys=True, default=str)

@@ -104,7 +104,10 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     mergeable sketches with their percentiles, and requests by HTTP status and libcurl code, all without loading
     the rows.  ``by`` is a column the rows hold (a study's rows hold its grid: the concurrency curve), else a
     workload setting each dataset's manifest records (``analysis.saved.SETTINGS``)."""
-    found = _scanned(paths, by, memory_limit, threads)
+    return _in_order(_scanned(paths, by, memory_limit, threads), by)
+
+
+def _in_order(found: dict, by: str | None) -> list[dict]:
     return [{**({by: grp} if by else {}), **found[grp].summary()}
             for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float)) else str(g)))]
 
@@ -377,7 +380,18 @@ def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", thre
     """A summary ``format_summary`` prints, from a scan: the totals, TTFB from the sketches (within 0.5 %), and
     the counts by status, S3 error and libcurl error.  What a scan cannot know is NaN (the client's CPU, the
     round trip), never 0."""
-    summary = scan(paths, memory_limit=memory_limit, threads=threads)[0]
+    return scan_summary_by(paths, None, memory_limit=memory_limit, threads=threads)[0]
+
+
+def scan_summary_by(paths: Sequence[str | Path], by: str | None, *, memory_limit: str = "1GB",
+                    threads: int | None = None) -> tuple[dict, list[dict]]:
+    """``scan_summary`` and ``scan``'s groups of ``by`` (None: no group) from one scan of the rows: the summary
+    is its groups merged, as sketches, counts and spans merge exactly."""
+    found = _scanned(paths, by, memory_limit, threads)
+    whole = _Group()
+    for group in found.values():
+        whole.merge(group)
+    summary = whole.summary()
     with scanning(paths, memory_limit, threads) as (con, source, present, _):
         s3 = {} if "s3_error" not in present else {key: n for key, n in con.execute(
             f"SELECT CAST(s3_error AS VARCHAR), count(*) FROM {source} WHERE s3_error IS NOT NULL "
@@ -388,5 +402,5 @@ def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", thre
             "status_counts": {str(k): v for k, v in statuses.items()},
             "curl_error_counts": {f"{k} {curl_error_text(k)}": v for k, v in curl.items()},
             "s3_error_counts": s3, "rtt_ms": nan, "ttfb_over_rtt": nan, "client_cpu_s": nan,
-            "client_cpu_s_per_gib": nan, "scanned": True}
+            "client_cpu_s_per_gib": nan, "scanned": True}, (_in_order(found, by) if by else [])
 

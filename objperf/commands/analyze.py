@@ -127,7 +127,7 @@ def scanned(args, invocation: Invocation) -> dict:
     """The analysis of rows left where they lie: a summary, and groups by a row column."""
     import pandas as pd
 
-    from objperf.analysis.scan import scan, scan_summary
+    from objperf.analysis.scan import scan_summary_by
     from objperf.errors import UsageError
 
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
@@ -136,10 +136,9 @@ def scanned(args, invocation: Invocation) -> dict:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:
         invocation.say(f"more than {SCAN_ABOVE:,} rows: analysed where they lie (--scan)")
-    groups = scan(args.paths, by=args.by) if args.by else None  # first: a --by that cannot be is said at once
-    summary = scan_summary(args.paths)
+    summary, groups = scan_summary_by(args.paths, args.by)  # a --by that cannot be is said before any row is read
     outcome = {"summary": summary, "rows": summary["requests"]}
-    if groups is not None:
+    if args.by:
         outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])
     if args.figures:
         from objperf.analysis.scan import timeline
