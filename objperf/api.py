@@ -175,7 +175,7 @@ class Run:
         if self.steps is not None:
             return head + self.steps.to_html(index=False, float_format=lambda v: f"{v:.3f}")
         if hasattr(self.outcome, "summary"):
-            from objperf.analysis.summary import summary_rows
+            from objperf.analysis.summary_text import summary_rows
 
             rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
                            f"{html.escape(v)}</td></tr>" for k, v in summary_rows(self.summary))

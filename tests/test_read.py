@@ -12,7 +12,7 @@ import pytest
 
 from conftest import RANGE, TRICKLE_SIZE, Trickle
 from objperf._engine.core import page_array
-from objperf.analysis.summary import format_summary
+from objperf.analysis.summary_text import format_summary
 from objperf.plan.reads import ReadWorkload
 from objperf.run.reads import run_read
 from objperf.s3.client import S3Settings

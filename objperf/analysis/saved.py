@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from objperf.analysis.summary import summarize
+from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
 from objperf.errors import UsageError
 from objperf.schema import HTTP_VERSIONS, OP
 
@@ -17,9 +17,9 @@ SETTINGS = ("concurrency", "range_size", "part_size", "object_size", "threads", 
 def rows_to_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
     """A dataset's rows in the engine's column types (op codes, error codes as bytes, HTTP versions as codes)."""
     versions = {text: code for code, text in HTTP_VERSIONS.items()}
-    cols = {name: df[name].to_numpy() for name in ("status", "curl_code", "bytes", "ttfb_s", "total_s", "t_start",
-                                                    "dns_s", "connect_s", "remote_port", "new_conn")
-            if name in df.columns}
+    # Every number column the run's own summary read (SUMMARY_COLUMNS): an open loop's due times, TLS resumption
+    cols = {name: df[name].to_numpy() for name in SUMMARY_COLUMNS
+            if name in df.columns and name not in ("op", "s3_error", "remote_ip", "http_version")}
     cols["op"] = df["op"].astype(str).map(OP).fillna(-1).to_numpy(np.int16)
     cols["s3_error"] = df["s3_error"].astype(str).str.encode("utf-8").to_numpy(dtype=object).astype(bytes) \
         if len(df) else np.array([], dtype=bytes)
@@ -76,10 +76,69 @@ def summary_of(df: pd.DataFrame, *, wall_s: float | None = None, cpu_s: float = 
 
 
 def whole_run(df: pd.DataFrame) -> dict:
-    """A single saved run's summary as it ended: its own wall time and CPU from the manifest."""
+    """A single saved run's summary as it ended: every figure from its rows again (over its own wall time, with
+    its CPU from the manifest), and what rows cannot tell (its NIC and CPU evidence, its uploads completed and
+    verified, ...) from the manifest's summary: the lines the run printed, every one."""
     manifest = df.attrs.get("manifest", {})
-    recorded = manifest.get("summary", {})
-    return summary_of(df, wall_s=recorded.get("wall_s"), cpu_s=recorded.get("client_cpu_s", float("nan")))
+    recorded = manifest.get("summary") if isinstance(manifest.get("summary"), dict) else {}
+    if isinstance(recorded.get("hosts"), dict) and "host" in df.columns:
+        again = _cluster_again(df, recorded)
+    else:
+        again = summary_of(df, wall_s=_number(recorded.get("wall_s")),
+                           cpu_s=_number(recorded.get("client_cpu_s"), float("nan")))
+    return {**again, **recorded_facts(recorded)}
+
+
+def _number(value, default=None):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else default
+
+
+def _cluster_again(df: pd.DataFrame, recorded: dict) -> dict:
+    """A cluster run's summary again: each host's from its rows (over its own wall time, with its CPU), merged
+    over the window every host ran in, as the driver merged them."""
+    from objperf.cluster.merge import cluster_summary
+
+    results, lost = {}, {}
+    for label, host in recorded["hosts"].items():
+        host = host if isinstance(host, dict) else {}
+        mine = df[df["host"].astype(str) == str(label)]
+        if host.get("status") == "lost" or not len(mine):
+            lost[str(label)] = str(host.get("lost", "the host did not finish"))
+            results[str(label)] = None
+            continue
+        results[str(label)] = {"status": host.get("status"), "summary": summary_of(
+            mine, wall_s=_number(host.get("wall_s")), cpu_s=_number(host.get("client_cpu_s"), 0.0))}
+    return cluster_summary(df, results, lost)
+
+
+def _all(kind):
+    return lambda value: isinstance(value, list) and all(isinstance(v, kind) for v in value)
+
+
+def _numbers_and_words(value) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(v, (int, float, str, bool)) or _all((int, float))(v) for v in value.values())
+
+
+# What a run's summary says that its rows cannot, kept from the manifest on re-analysis: each only when it is
+# what the run wrote (a file may say anything).
+RECORDED_FACTS = {
+    "evidence": _numbers_and_words, "peak_rss_mib": lambda v: _number(v) is not None,
+    "http_asked_for": lambda v: isinstance(v, str), "error": lambda v: isinstance(v, str),
+    "verified": lambda v: isinstance(v, str), "cleaned_up": lambda v: isinstance(v, (int, str)),
+    "uploads_left_open": _all(str), "skipped_objects": lambda v: isinstance(v, int),
+    "listing_capped": lambda v: isinstance(v, dict) and isinstance(v.get("keys"), int) and _all(str)(
+        v.get("prefixes")),
+    "rows_unwritten": lambda v: isinstance(v, int), "rows_dropped": lambda v: isinstance(v, int),
+    **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
+                                                        "objects_unstarted")},
+}
+
+
+def recorded_facts(recorded: dict) -> dict:
+    """The facts of RECORDED_FACTS that ``recorded`` (a manifest's summary) holds, as the run wrote them."""
+    return {name: recorded[name] for name, valid in RECORDED_FACTS.items()
+            if name in recorded and not isinstance(recorded[name], bool) and valid(recorded[name])}
 
 
 def run_settings(df: pd.DataFrame) -> pd.DataFrame:

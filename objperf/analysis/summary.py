@@ -4,12 +4,9 @@ without a dataset never imports pandas."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from objperf.analysis.sketch import Sketch
-from objperf.sanitize import printable
 from objperf.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
@@ -20,7 +17,6 @@ from objperf.schema import (
     first_byte_requests,
     ok_requests,
 )
-from objperf.sizes import format_size
 
 GIB = 1 << 30
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
@@ -118,7 +114,7 @@ class Tally:
         # TTFB of the GETs that had a first byte, and every successful request's total time: mergeable across
         # steps and hosts (``objperf.analysis.sketch``), kept in the summary.
         self.sketches = {"ttfb_ms": Sketch(), "latency_ms": Sketch()}
-        self.requests = self.ok = self.failed = self.cut = self.bytes = 0
+        self.requests = self.ok = self.failed = self.cut = self.bytes = self.sent_bytes = 0
         self.partial_200 = 0  # GETs of part of an object answered 200 (with the part's bytes), where S3 says 206
         self.busy_s = 0.0
         self.ttfb_ms: list[np.ndarray] = []
@@ -143,11 +139,14 @@ class Tally:
         curl_failed = failed & (curl_code != 0) & (curl_code != CUT_CURL_CODE)  # a cut 503 failed by its status
         first_byte = first_byte_requests(curl_code, status, cols["ttfb_s"])
         gets = first_byte & (cols["op"] == OP_GET)  # time to first byte means something for GETs
+        writes = np.isin(cols["op"], DIRECTIONS["write"])
         self.requests += len(status)
         self.ok += int(ok.sum())
         self.failed += int(failed.sum())
         self.cut += int(cut.sum())
-        self.bytes += int(cols["bytes"].sum())
+        # What was done: bytes received, and of writes only those the store acknowledged (sent is kept apart)
+        self.bytes += int(cols["bytes"][~writes | ok].sum())
+        self.sent_bytes += int(cols["bytes"][writes].sum())
         ttfb_ms = cols["ttfb_s"][gets] * 1000
         self.sketches["ttfb_ms"].add(ttfb_ms)
         self.sketches["latency_ms"].add(cols["total_s"][ok] * 1000)
@@ -164,12 +163,12 @@ class Tally:
             mine = np.isin(cols["op"], codes)
             if mine.any():
                 d = self.directions.setdefault(name, {"acknowledged_bytes": 0, "requests": 0, "failed": 0,
-                                                      "cut": 0, "bytes": 0, "latency_ms": []})
+                                                      "cut": 0, "moved_bytes": 0, "latency_ms": []})
                 d["acknowledged_bytes"] += int(cols["bytes"][mine & ok].sum())  # a cut part acknowledged nothing
                 d["requests"] += int(mine.sum())
                 d["failed"] += int((mine & failed).sum())
                 d["cut"] += int((mine & cut).sum())
-                d["bytes"] += int(cols["bytes"][mine].sum())
+                d["moved_bytes"] += int(cols["bytes"][mine].sum())
                 d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
         self._add_servers(cols, ok, failed, gets)
         if "t_intended" in cols:
@@ -251,12 +250,10 @@ class Tally:
             if name in self.directions:
                 d = self.directions[name]
                 p50_ms, p99_ms = percentiles(_joined(d["latency_ms"]), [50, 99])
-                directions[name] = {
-                    "acknowledged_bytes": d["acknowledged_bytes"],
-                    "acknowledged_gbps": d["acknowledged_bytes"] * 8 / wall / 1e9,
-                    "requests": d["requests"], "failed": d["failed"], "cut": d["cut"], "bytes": d["bytes"],
-                    "gbps": d["bytes"] * 8 / wall / 1e9, "latency_ms_p50": p50_ms, "latency_ms_p99": p99_ms,
-                }
+                directions[name] = direction_figures(name, moved=d["moved_bytes"],
+                                                     acknowledged=d["acknowledged_bytes"], wall_s=wall_s)
+                directions[name].update(requests=d["requests"], failed=d["failed"], cut=d["cut"],
+                                        latency_ms_p50=p50_ms, latency_ms_p99=p99_ms)
         opened = {name: _joined([c[name] for c in self.opened]) for name in self.connection_columns}
         rtt = round_trip_ms(opened)
         connects, loopback = connects_measured(opened)
@@ -267,9 +264,9 @@ class Tally:
             "ok_requests": self.ok,
             "error_requests": self.failed,
             "cut_requests": self.cut,
-            "bytes": self.bytes,
+            **rate_figures(self.bytes, wall_s),
+            **(rate_figures(self.sent_bytes, wall_s, "sent_") if "write" in self.directions else {}),
             "wall_s": wall_s,
-            "gbps": self.bytes * 8 / wall / 1e9,
             "requests_per_s": (self.requests - self.cut) / wall,  # requests that finished
             "ttfb_ms_p50": float(p50),
             "ttfb_ms_p90": float(p90),
@@ -295,189 +292,26 @@ class Tally:
         }
 
 
+def rate_figures(nbytes: int, wall_s: float, prefix: str = "") -> dict:
+    """``bytes``, ``gbps`` and ``mib_per_s`` of ``nbytes`` over ``wall_s`` (names after ``prefix``)."""
+    wall = max(wall_s, 1e-9)
+    return {f"{prefix}bytes": nbytes, f"{prefix}gbps": nbytes * 8 / wall / 1e9,
+            f"{prefix}mib_per_s": nbytes / wall / (1 << 20)}
+
+
+def direction_figures(name: str, *, moved: int, acknowledged: int, wall_s: float) -> dict:
+    """One direction's amounts: a read counts the bytes received, a write those the store acknowledged, with
+    the bytes sent beside them (``sent_*``; ``acknowledged_*`` names the same figures as ``bytes``/``gbps``)."""
+    if name != "write":
+        return rate_figures(moved, wall_s)
+    ack = rate_figures(acknowledged, wall_s)
+    return {**ack, **rate_figures(moved, wall_s, "sent_"), "acknowledged_bytes": acknowledged,
+            "acknowledged_gbps": ack["gbps"]}
+
+
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
               peak_rss_bytes: int | None = None) -> dict:
     """The summary of the rows in ``cols`` (see ``Tally`` for rows that come a group at a time)."""
     tally = Tally()
     tally.add(cols)
     return tally.result(wall_s=wall_s, cpu_s=cpu_s, peak_rss_bytes=peak_rss_bytes)
-
-
-def amount(nbytes: float) -> str:
-    """Bytes as a newcomer reads them: GiB from 1 GiB up, MiB below."""
-    return f"{nbytes / GIB:.3f} GiB" if nbytes >= GIB else f"{nbytes / (1 << 20):.1f} MiB"
-
-
-def format_summary(s: dict, *, title: str = "objperf", workload: dict | None = None) -> str:
-    """The summary as the commands print it: a title line, what the run asked for (``workload``, from the
-    manifest), then one labelled line per fact."""
-    # Error codes, keys and prefixes came from a server or a file: no control byte of theirs reaches a terminal.
-    rows = ([("workload", workload_text(workload))] if workload else []) + summary_rows(s)
-    return "\n".join([printable(title)] + [f"  {printable(label):<12} {printable(text)}" for label, text in rows])
-
-
-def _size(n: int) -> str:
-    """A size as sizes read and in bytes, so ``8MB`` taken as 8 MiB (as the AWS CLI reads it) is plain to see."""
-    return f"{format_size(n).replace(' ', '')} ({n:,} bytes)"
-
-
-def workload_text(workload: dict) -> str:
-    """What a run asked for, its sizes in bytes too: reads, writes, or both (a mixed run's manifest)."""
-    parts = []
-    read = workload.get("read", workload if "range_size" in workload else None)
-    write = workload.get("write", workload if "part_size" in workload else None)
-    if read:
-        parts.append(f"reads {read['concurrency']} in flight, ranges of {_size(read['range_size'])}, "
-                     f"{read['sink']} sink")
-    if write:
-        split = f" in parts of {_size(write['part_size'])}" if write["object_size"] > write["part_size"] else ""
-        parts.append(f"writes {write['concurrency']} in flight, objects of {_size(write['object_size'])}{split}")
-    return "; ".join(parts)
-
-
-def summary_rows(s: dict) -> list[tuple[str, str]]:
-    """The summary as (label, text) lines that read without the README: rates in Gbps, amounts in GiB or
-    MiB, each term said in a few words where it appears.  The command line and the notebook both show these."""
-    def counts(d: dict) -> str:
-        return ", ".join(f"{k}: {v:,}" for k, v in d.items()) or "none"
-
-    cut = f", {s['cut_requests']:,} cut in flight when the run ended" if s.get("cut_requests") else ""
-    rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}), {amount(s['bytes'])} "
-                         f"transferred in {s['wall_s']:.2f} s"),
-            ("throughput", f"{s['gbps']:.3f} Gbps, {s['requests_per_s']:.1f} requests/s")]
-    if set(s.get("directions", {})) != {"read"}:
-        for name, d in s.get("directions", {}).items():
-            cut = f", {d['cut']:,} cut" if d.get("cut") else ""
-            rows.append((name, f"{d['gbps']:.3f} Gbps, {d['requests']:,} requests ({d['failed']:,} failed{cut}), "
-                               f"latency p50 {d['latency_ms_p50']:.1f} ms, p99 {d['latency_ms_p99']:.1f} ms"))
-            if name == "write" and d["requests"]:
-                rows.append(("", f"{d['acknowledged_gbps']:.3f} Gbps acknowledged (parts the store answered 2xx), "
-                                 f"{d['gbps']:.3f} Gbps sent" if d["acknowledged_bytes"] else
-                                 "no part acknowledged: " + (f"{d['failed']:,} refused or failed (their bytes are not "
-                                 "counted), " if d["failed"] else "") + f"{amount(d['bytes'])} sent in parts the "
-                                 "run's end cut"))
-    if "hosts" in s:
-        rows.append(("hosts", f"{len(s['hosts'])} hosts, all running together for {s['common_window_s']:.2f} s: the "
-                              "throughput above counts that window only; the last host started "
-                              f"{s['start_spread_s'] * 1000:.0f} ms after the first"))
-        for label, h in s["hosts"].items():
-            rows.append(("host", f"{label}: {h['status']}, {h['window_gbps']:.3f} Gbps in the common window "
-                                 f"({h['gbps']:.3f} over its own run), {h['requests']:,} requests "
-                                 f"({h['failed']:,} failed)" + (f"; {h['lost']}" if h.get("lost") else "")))
-    if s.get("scanned"):
-        rows.append(("scanned", "rows analysed where they lie, not loaded: percentiles from mergeable sketches "
-                                "(within 0.5 %); no client CPU or round trip in rows"))
-    if s.get("pooled_runs"):
-        rows.append(("pooled", f"{s['pooled_runs']} separate runs counted as one: their requests together, over "
-                               "the time from the first start to the last end (--by run_id gives a line each)"))
-    if s.get("ranged_gets_answered_200"):
-        rows.append(("ranges", f"{s['ranged_gets_answered_200']:,} GETs of part of an object were answered 200 OK, not "
-                               "206 Partial Content as S3 answers, each with the range's bytes: counted as they came"))
-    if s.get("listing_capped"):
-        capped = s["listing_capped"]
-        rows.append(("listing", f"cut at {capped['keys']:,} keys: more objects are under "
-                                f"{', '.join(capped['prefixes'])} (name them with --keys, or a narrower prefix)"))
-    if s.get("skipped_objects"):
-        rows.append(("skipped", f"{s['skipped_objects']:,} empty objects or directory markers (keys ending in /) "
-                                "under the prefix, not read"))
-    if "objects_written" in s:
-        aborted = "; every upload not completed was aborted" if not s.get("uploads_left_open") else \
-            f"; {len(s['uploads_left_open']):,} upload(s) the store did not abort, below"
-        unstarted = f", {s['objects_unstarted']:,} opened and aborted before any part was sent" \
-            if s.get("objects_unstarted") else ""
-        rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
-                                f"{s['objects_cut']:,} cut short when the run ended{unstarted}{aborted}"))
-    if "read" in s.get("directions", {"read": None}):
-        rtt = s.get("rtt_ms", float("nan"))
-        rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "
-                             f"p99 {s['ttfb_ms_p99']:.2f} ms"
-                             + ("" if math.isnan(rtt) else f"; network round trip {rtt:.3f} ms ({rtt_source(s)}), "
-                                f"so p50 TTFB is {s['ttfb_over_rtt']:.0f}× it")))
-    if s.get("open_loop"):
-        o = s["open_loop"]
-        rows.append(("open loop", f"{o['requests']:,} requests started at {o['rate_achieved']:.1f}/s on a schedule; "
-                                  f"latency from when each was due p50 {o['latency_ms_p50']:.2f} ms, p99 "
-                                  f"{o['latency_ms_p99']:.2f} ms (service time alone p50 {o['service_ms_p50']:.2f}, "
-                                  f"p99 {o['service_ms_p99']:.2f}); p99 start {o['late_start_ms_p99']:.2f} ms late"))
-    if s.get("tls"):
-        rows.append(("TLS", tls_text(s["tls"])))
-    for server, v in s.get("servers", {}).items():
-        ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f", TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
-        rows.append(("server", f"{server}: {v['gbps']:.3f} Gbps, {v['requests']:,} requests "
-                               f"({v['failed']:,} failed){ttfb}"))
-    rows += [
-        ("HTTP status", f"requests per status code: {counts(s['status_counts'])}"),
-        ("S3 errors", f"error codes the store sent: {counts(s['s3_error_counts'])}"),
-        ("curl errors", f"requests with no complete answer, by libcurl code: {counts(s['curl_error_counts'])}"),
-    ]
-    if not math.isnan(s["client_cpu_s"]):  # a part of a saved run has no CPU of its own
-        rows.append(("client CPU", f"objperf used {s['client_cpu_s']:.2f} CPU-seconds"
-                     + (f", {s['client_cpu_s_per_gib']:.3f} per GiB transferred" if s["bytes"] >= PER_GIB_FROM_BYTES
-                        else "")
-                     + (f"; peak memory {s['peak_rss_mib']:.0f} MiB" if s.get("peak_rss_mib") else "")))
-    for provider, c in s.get("cost", {}).items():
-        per_tib = "; in this pattern " + ", ".join(
-            f"${c[f'usd_per_tib_{d}']:,.2f} per TiB {d}" for d in ("read", "written") if c[f"usd_per_tib_{d}"] == c[
-                f"usd_per_tib_{d}"])
-        rows.append((f"cost {provider}", f"${c['usd']:,.4f} for this run ({c['requests_class_b']:,} class B and "
-                                         f"{c['requests_class_a']:,} class A requests, {c['egress_gb']:,.2f} GB out)"
-                                         f"{per_tib}; {c['prices']}"))
-    if s.get("http_asked_for") == "2" and s.get("connections_opened"):
-        over = sum(n for v, n in s.get("http_version_counts", {}).items() if v == "2")
-        rows.append(("connections", f"{s['connections_opened']:,} opened; {over:,} requests went over HTTP/2, "
-                                    f"{over / s['connections_opened']:.1f} streams a connection"))
-    if s.get("http_asked_for") and set(s.get("http_version_counts", {})) - {s["http_asked_for"]}:
-        answered = ", ".join(f"HTTP/{v}: {n:,}" for v, n in s["http_version_counts"].items())
-        rows.append(("HTTP version", f"asked for HTTP/{s['http_asked_for']}, the server answered {answered}"))
-    if "verified" in s:
-        rows.append(("verified", s["verified"]))
-    if s.get("uploads_left_open"):
-        rows.append(("left open", f"{len(s['uploads_left_open'])} multipart upload(s) the store did not abort: "
-                                  + "; ".join(s["uploads_left_open"])))
-    if s.get("rows_unwritten"):
-        rows.append(("dataset", f"{s['rows_unwritten']:,} rows not written to the dataset (counted above)"))
-    if s.get("rows_dropped"):
-        rows.append(("rows", f"{s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them"))
-    if s.get("error"):
-        rows.append(("failed", s["error"]))
-    return rows + evidence_rows(s.get("evidence", {}))
-
-
-def rtt_source(s: dict) -> str:
-    """What the round trip was measured from, in words."""
-    n = s.get("rtt_connects")
-    text = f"the {RTT_PERCENTILE}th percentile of {n:,} TCP connects" if n else "from TCP connects"
-    if n and n < 5:
-        text += ": too few to trust"
-    if s.get("rtt_loopback"):
-        text += "; they ended at a loopback address, a local server or relay, not the store's distance"
-    return text
-
-
-def tls_text(t: dict) -> str:
-    def ms(value: float) -> str:
-        return "-" if math.isnan(value) else f"{value:.2f} ms"
-
-    return (f"{t['handshakes']:,} handshakes on new connections, {t['resumed']:,} resuming a session; p50 "
-            f"{ms(t['full_ms_p50'])} full, {ms(t['resumed_ms_p50'])} resumed; "
-            f"{t['share_of_request_time'] * 100:.1f}% of the requests' time")
-
-
-def evidence_rows(e: dict) -> list[tuple[str, str]]:
-    """The NIC and CPU lines of a summary: does what the machine saw back what objperf counted?"""
-    rows = []
-    if "nic" in e:
-        compared = "; ".join(f"{e[f'nic_vs_app_{d}_pct']:+.0f}% vs the bytes objperf {verb}"
-                             for d, verb in (("read", "received"), ("write", "sent")) if f"nic_vs_app_{d}_pct" in e)
-        rows.append((f"NIC {e['nic']}", f"the network interface received {amount(e['nic_rx_bytes'])}, sent "
-                                        f"{amount(e['nic_tx_bytes'])}" + (f" ({compared}" if compared else "")
-                     + ((": loopback also carries the local server's own traffic" if e["nic"] == "lo" else "")
-                        + ")" if compared else "")))
-    if "client_cores_busy" in e:
-        cores = ", ".join(f"{b:.0f}%" for b in e.get("cores_busy_pct", []))
-        rows.append(("client", f"objperf kept {e['client_cores_busy']:.2f} cores busy on average; each core of the "
-                               f"machine was busy {cores} (all processes)"))
-        if e.get("client_cpu_bound"):
-            rows.append(("WARNING", "the client looks CPU-bound: the ceiling measured may be the client's, not the "
-                                    "store's (add --threads or a bigger client)"))
-    return rows

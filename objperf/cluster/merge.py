@@ -69,8 +69,10 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
     lasts = {label: float((rows["t_start"] + rows["total_s"]).max()) for label, rows in ran.items()}
     start, end = (max(firsts.values()), min(lasts.values())) if ran else (0.0, 0.0)
     window = max(end - start, 1e-9)
-    in_window = {label: float(overlap_bytes(rows, start, end).sum()) if end > start else 0.0
+    in_window = {label: float(overlap_bytes(counted_rows(rows), start, end).sum()) if end > start else 0.0
                  for label, rows in ran.items()}
+    sent_in_window = sum(float(overlap_bytes(rows[write_rows(rows)], start, end).sum()) if end > start else 0.0
+                         for rows in ran.values())
     summaries = [s for s in hosts.values() if s]
     total = sum(in_window.values())
 
@@ -92,7 +94,8 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
         for name, d in s.get("directions", {}).items():
             mine = directions.setdefault(name, Counter())
             mine.update({k: v for k, v in d.items() if k in ("requests", "failed", "cut", "bytes", "acknowledged_bytes",
-                                                                "gbps", "acknowledged_gbps")})
+                                                                "gbps", "acknowledged_gbps", "mib_per_s", "sent_bytes",
+                                                                "sent_gbps", "sent_mib_per_s")})
     ok = df[ok_rows(df)]
     for name, d in directions.items():
         ops = [list(OPS)[code] for code in DIRECTIONS[name]]
@@ -112,8 +115,12 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
             f"{label}: {(s or {}).get('verified')}" for label, s in hosts.items())
     return {**writes, "evidence": merged_evidence(hosts),
         "requests": add("requests"), "ok_requests": add("ok_requests"), "error_requests": add("error_requests"),
-        "cut_requests": add("cut_requests"), "bytes": nbytes, "wall_s": window if ran else 0.0,
-        "gbps": total * 8 / window / 1e9 if ran else 0.0,
+        "cut_requests": add("cut_requests"), "wall_s": window if ran else 0.0,
+        "bytes": nbytes, "gbps": total * 8 / window / 1e9 if ran else 0.0,
+        "mib_per_s": total / window / (1 << 20) if ran else 0.0,
+        **({"sent_bytes": add("sent_bytes"), "sent_gbps": sent_in_window * 8 / window / 1e9 if ran else 0.0,
+            "sent_mib_per_s": sent_in_window / window / (1 << 20) if ran else 0.0}
+           if any("sent_bytes" in s for s in summaries) else {}),
         "requests_per_s": sum(s.get("requests_per_s", 0.0) for s in summaries),
         "ttfb_ms_p50": p50, "ttfb_ms_p90": p90, "ttfb_ms_p99": p99,
         "ttfb_ms_p999": sketches["ttfb_ms"].quantile(0.999),
@@ -131,10 +138,25 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
                           "requests": (hosts[label] or {}).get("requests", int(len(per_host[label]))),
                           "failed": (hosts[label] or {}).get("error_requests", 0),
                           "first_request_s": firsts[label] - first_start if label in firsts else float("nan"),
+                          # what its rows cannot tell, for re-analysis (objperf.analysis.saved)
+                          "wall_s": (hosts[label] or {}).get("wall_s"),
+                          "client_cpu_s": (hosts[label] or {}).get("client_cpu_s"),
                           **({"lost": lost[label]} if label in lost else {})}
                   for label in hosts},
     }
 
+
+
+def write_rows(df):
+    """The rows of writes (PUTs and parts)."""
+    return df["op"].astype(str).isin([OPS[code] for code in DIRECTIONS["write"]]).to_numpy()
+
+
+def counted_rows(df):
+    """The rows whose bytes a summary counts: every read's, and of writes those the store acknowledged."""
+    from objperf.analysis.stats import ok_rows
+
+    return df[~write_rows(df) | ok_rows(df).to_numpy()]
 
 
 def merged_evidence(summaries: dict[str, dict | None]) -> dict:
@@ -153,6 +175,10 @@ def merged_evidence(summaries: dict[str, dict | None]) -> dict:
         report["nic"] = ",".join(sorted({e["nic"] for e in machines.values()}))
         report["nic_rx_bytes"] = sum(e["nic_rx_bytes"] for e in machines.values())
         report["nic_tx_bytes"] = sum(e["nic_tx_bytes"] for e in machines.values())
+    cores = {machine: e["cores_busy_pct"] for machine, e in ((label.split("/")[0], e) for label, e in found.items())
+             if e.get("cores_busy_pct")}
+    if len(cores) == 1:  # every host on one machine: its cores are the cluster's
+        report["cores_busy_pct"] = next(iter(cores.values()))
     busy = [e["client_cores_busy"] for e in found.values() if "client_cores_busy" in e]
     if busy:
         report["client_cores_busy"] = sum(busy)

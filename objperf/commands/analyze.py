@@ -92,9 +92,10 @@ def analyze(args, invocation: Invocation) -> dict:
 
         summary["cost"] = costs(selection, args.price)
     pooled = int(selection["run_id"].nunique()) if "run_id" in selection else 1
-    if pooled > 1 and args.by != "run_id":
+    if pooled > 1 and args.by != "run_id" and not whole:  # a cluster run's hosts each have a run of their own
         summary["pooled_runs"] = pooled  # said, never done quietly
-    outcome = {"summary": summary, "rows": len(selection)}
+    outcome = {"summary": summary, "rows": len(selection),
+               "workload": df.attrs["manifest"].get("workload") if whole else None}
     if args.by:
         outcome["groups"] = grouped(selection, args.by)
     if args.figures:
@@ -153,7 +154,7 @@ def scanned(args, invocation: Invocation) -> dict:
 
 
 def report(outcome: dict, args, invocation: Invocation) -> int:
-    from objperf.analysis.summary import format_summary
+    from objperf.analysis.summary_text import format_summary
     from objperf.jsontext import dumps
     from objperf.sanitize import printable_lines
 
@@ -164,7 +165,8 @@ def report(outcome: dict, args, invocation: Invocation) -> int:
             data["groups"] = json.loads(groups.to_json(orient="records"))
         print(dumps(data, indent=2))  # a figure not measured is null: JSON, not Python's NaN
     else:
-        print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)"))
+        print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)",
+                             workload=outcome.get("workload")))
         if groups is not None:  # group values are a dataset's (keys, error codes): printed without control bytes
             print(printable_lines(groups.to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     for path in outcome.get("figures", []):

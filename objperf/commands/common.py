@@ -137,7 +137,7 @@ def command_main(prog: str, build_parser: Callable, execute: Callable, report: C
 
 def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
-    from objperf.analysis.summary import format_summary
+    from objperf.analysis.summary_text import format_summary
     from objperf.jsontext import dumps
     from objperf.run.outcome import left_open_text
 

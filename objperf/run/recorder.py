@@ -259,7 +259,7 @@ class Recorder:
             summary["http_asked_for"] = asked.pop()
         if self.error:
             summary["error"] = self.error
-        app_bytes = {name: d["bytes"] for name, d in summary["directions"].items()}
+        app_bytes = {name: d.get("sent_bytes", d["bytes"]) for name, d in summary["directions"].items()}  # on the wire
         summary["evidence"] = self.sampler.evidence(app_bytes, wall, self.engine_threads)
         if self.rows_unwritten:
             summary["rows_unwritten"] = self.rows_unwritten
