@@ -108,3 +108,14 @@ def test_a_cluster_summary_names_no_core_it_did_not_measure(made):
     printed, _ = made["cluster"]
     assert not re.search(r"busy\s+\(", printed)
     assert "(all processes)" not in printed or re.search(r"busy \d+%", printed)
+
+
+@pytest.mark.parametrize("kind", ["put", "mixed"])
+def test_a_scan_counts_writes_as_the_run_did(made, kind):
+    """analyze --scan counted every byte sent as done."""
+    _, out = made[kind]
+    proc = run_cli("objperf", "analyze", str(out), "--scan", "--json")
+    assert proc.returncode == 0, proc.stderr
+    scanned = json.loads(proc.stdout)["summary"]
+    recorded = read_manifest(out)["summary"]
+    assert scanned["bytes"] == recorded["bytes"] and scanned["sent_bytes"] == recorded["sent_bytes"]

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
+from objperf.analysis.summary import rate_figures
 from objperf.errors import UsageError
-from objperf.schema import COLUMNS, CUT_CURL_CODE, OP_GET, OPS, curl_error_text
+from objperf.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, OP_GET, OPS, curl_error_text
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
+WRITE_OPS = ", ".join(f"'{OPS[code]}'" for code in DIRECTIONS["write"])
 FIRST_BYTE = f"((curl_code = 0 OR curl_code = {CUT_CURL_CODE}) AND status >= 200 AND status < 300 AND ttfb_s > 0)"
 
 
@@ -131,16 +133,16 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
             known = _statistics(files, column)
             spans = None if known is None else _spans_of(con, source, group if column else None, known)
             rows = con.execute(f"""
-                SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k, status,
-                       curl_code, count(*), sum(bytes), {"min(t_start), max(t_start + total_s)" if spans is None else
-                                                          "NULL, NULL"}
+                SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k,
+                       op IN ({WRITE_OPS}) AS w, status, curl_code, count(*), sum(bytes),
+                       {"min(t_start), max(t_start + total_s)" if spans is None else "NULL, NULL"}
                 FROM {source} GROUP BY ALL""").fetchall()
             first_bytes = con.execute(f"""
                 SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
                 WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
             found: dict = {}
-            for grp, key, status, code, count, nbytes, first, last in rows:
-                found.setdefault(grp, _Group()).add_row(key, status, code, count, nbytes, first, last)
+            for grp, key, write, status, code, count, nbytes, first, last in rows:
+                found.setdefault(grp, _Group()).add_row(key, write, status, code, count, nbytes, first, last)
             for grp, key, count in first_bytes:
                 found.setdefault(grp, _Group()).ttfb.add_key(key, count)
             if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
@@ -255,6 +257,7 @@ class _Group:
 
     def __init__(self):
         self.requests = self.ok = self.cut = self.bytes = 0
+        self.sent_bytes: int | None = None  # writes' bytes sent, where the group holds writes
         self.first, self.last = float("inf"), float("-inf")
         self.latency, self.ttfb = _Buckets(), _Buckets()
         self.statuses: dict[int, int] = {}
@@ -264,6 +267,8 @@ class _Group:
         """Count ``other``'s requests in this group too."""
         self.requests, self.ok, self.cut = self.requests + other.requests, self.ok + other.ok, self.cut + other.cut
         self.bytes += other.bytes
+        if other.sent_bytes is not None:
+            self.sent_bytes = (self.sent_bytes or 0) + other.sent_bytes
         self.first, self.last = min(self.first, other.first), max(self.last, other.last)
         self.latency.sketch.merge(other.latency.sketch)
         self.ttfb.sketch.merge(other.ttfb.sketch)
@@ -271,13 +276,16 @@ class _Group:
             for key, count in theirs.items():
                 mine[key] = mine.get(key, 0) + count
 
-    def add_row(self, key, status, code, count: int, nbytes, first, last) -> None:
+    def add_row(self, key, write: bool, status, code, count: int, nbytes, first, last) -> None:
         self.requests += count
-        self.bytes += int(nbytes or 0)
         self.first = min(self.first, first) if first is not None else self.first
         self.last = max(self.last, last) if last is not None else self.last
         ok = code == 0 and status is not None and 200 <= status < 300
         cut = code == CUT_CURL_CODE and status is not None and status < 300
+        if write:  # of writes only what the store acknowledged counts, as in a run's own summary
+            self.sent_bytes = (self.sent_bytes or 0) + int(nbytes or 0)
+        if ok or not write:
+            self.bytes += int(nbytes or 0)
         self.ok, self.cut = self.ok + count * ok, self.cut + count * cut
         if ok:
             self.latency.add_key(key, count)
@@ -292,8 +300,10 @@ class _Group:
         ttfb, latency = self.ttfb.sketch, self.latency.sketch
         p50, p90, p99, p999 = ttfb.percentiles([50, 90, 99, 99.9])
         return {"requests": self.requests, "ok_requests": self.ok, "cut_requests": self.cut, "error_requests": failed,
-                "error_share": failed / self.requests if self.requests else float("nan"), "bytes": self.bytes,
-                "wall_s": wall, "gbps": self.bytes * 8 / wall / 1e9, "ttfb_ms_p50": p50, "ttfb_ms_p90": p90,
+                "error_share": failed / self.requests if self.requests else float("nan"),
+                **rate_figures(self.bytes, wall),
+                **(rate_figures(self.sent_bytes, wall, "sent_") if self.sent_bytes is not None else {}),
+                "wall_s": wall, "ttfb_ms_p50": p50, "ttfb_ms_p90": p90,
                 "ttfb_ms_p99": p99, "ttfb_ms_p999": p999, "latency_ms_p50": latency.quantile(0.5),
                 "latency_ms_p99": latency.quantile(0.99),
                 "sketches": {"ttfb_ms": ttfb.to_json(), "latency_ms": latency.to_json()},

@@ -21,7 +21,9 @@ def counted_as(s: dict) -> str:
     """What a summary's bytes are, in a word: received (reads), acknowledged (writes), or both."""
     directions = s.get("directions", {})
     sides = [word for name, word in (("read", "received"), ("write", "acknowledged")) if name in directions]
-    return " and ".join(sides) or "moved"
+    if not sides:  # a scan counts no direction apart
+        return "received or acknowledged" if "sent_bytes" in s else "received"
+    return " and ".join(sides)
 
 
 def rate_text(s: dict) -> str:
@@ -39,7 +41,10 @@ def amounts_text(s: dict) -> str:
     if "write" in directions:
         w = directions["write"]
         parts.append(f"{amount(w['bytes'])} acknowledged by the store ({amount(w.get('sent_bytes', 0))} sent)")
-    return ", ".join(parts) or f"{amount(s['bytes'])} moved"
+    if not parts:  # a scan counts no direction apart
+        sent = f" ({amount(s['sent_bytes'])} of writes sent)" if "sent_bytes" in s else ""
+        return f"{amount(s['bytes'])} {counted_as(s)}{sent}"
+    return ", ".join(parts)
 
 
 def amount(nbytes: float) -> str:
