@@ -119,3 +119,13 @@ def test_a_scan_counts_writes_as_the_run_did(made, kind):
     scanned = json.loads(proc.stdout)["summary"]
     recorded = read_manifest(out)["summary"]
     assert scanned["bytes"] == recorded["bytes"] and scanned["sent_bytes"] == recorded["sent_bytes"]
+
+
+@pytest.mark.parametrize("kind", ["fetch", "put"])
+def test_a_summary_speaks_one_convention_for_units(made, kind):
+    """The cost line said '25.43 GB out' for 25.431 GiB: amounts are GiB or MiB, rates Gbps and MiB/s."""
+    _, out = made[kind]
+    proc = run_cli("objperf", "analyze", str(out), "--price", "r2,aws-s3")
+    assert proc.returncode == 0, proc.stderr
+    assert not re.findall(r"\d\s*(GB|MB|KB|TB)\b|\bMB/s\b|\bGB/s\b", proc.stdout), proc.stdout
+    assert re.search(r"Gbps \([\d,.]+ MiB/s\)", proc.stdout)

@@ -201,8 +201,9 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         per_tib = "; in this pattern " + ", ".join(
             f"${c[f'usd_per_tib_{d}']:,.2f} per TiB {d}" for d in ("read", "written") if c[f"usd_per_tib_{d}"] == c[
                 f"usd_per_tib_{d}"])
+        egress = amount(c["egress_gb"] * GIB)  # providers bill "GB" of 2^30 bytes: a GiB
         rows.append((f"cost {provider}", f"${c['usd']:,.4f} for this run ({c['requests_class_b']:,} class B and "
-                                         f"{c['requests_class_a']:,} class A requests, {c['egress_gb']:,.2f} GB out)"
+                                         f"{c['requests_class_a']:,} class A requests, {egress} out)"
                                          f"{per_tib}; {c['prices']}"))
     if s.get("http_asked_for") == "2" and s.get("connections_opened"):
         over = sum(n for v, n in s.get("http_version_counts", {}).items() if v == "2")
