@@ -129,3 +129,16 @@ def test_a_summary_speaks_one_convention_for_units(made, kind):
     assert proc.returncode == 0, proc.stderr
     assert not re.findall(r"\d\s*(GB|MB|KB|TB)\b|\bMB/s\b|\bGB/s\b", proc.stdout), proc.stdout
     assert re.search(r"Gbps \([\d,.]+ MiB/s\)", proc.stdout)
+
+
+def test_an_import_prints_the_summary_analyze_gives_of_it(tmp_path):
+    from test_imports import warp_ops, write_warp
+
+    out = tmp_path / "imported"
+    proc = run_cli("objperf", "import", "warp", str(write_warp(tmp_path / "warp.csv", warp_ops(), zstd=False)),
+                   "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    again = run_cli("objperf", "analyze", str(out))
+    assert again.returncode == 0, again.stderr
+    assert summary_lines(again.stdout) == summary_lines(proc.stdout)
+    assert f"{len(load(out)):,} (" in summary_lines(proc.stdout)[0]

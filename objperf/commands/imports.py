@@ -66,6 +66,12 @@ def report(out: Path, args, invocation: Invocation) -> int:
 
     manifest = read_manifest(out)
     what = f"{manifest['rows']:,} rows" if manifest.get("rows") else ", ".join(manifest.get("tables", []))
+    if manifest.get("rows"):  # what objperf analyze of the dataset will say
+        from objperf.analysis.saved import whole_run
+        from objperf.analysis.summary_text import format_summary
+        from objperf.dataset import load
+
+        print(format_summary(whole_run(load(out)), title=f"{args.tool} results from {args.file}"))
     invocation.say(f"{args.tool} results from {args.file} as dataset {out} ({what})")
     return 0
 
