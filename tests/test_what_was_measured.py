@@ -142,3 +142,26 @@ def test_an_import_prints_the_summary_analyze_gives_of_it(tmp_path):
     assert again.returncode == 0, again.stderr
     assert summary_lines(again.stdout) == summary_lines(proc.stdout)
     assert f"{len(load(out)):,} (" in summary_lines(proc.stdout)[0]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("study, grid", [("read-concurrency", "concurrency=1,2"), ("write-part-size", None)])
+def test_each_study_step_is_told_again_by_analyze_of_its_dataset(store, tmp_path, study, grid):
+    """A study's table of steps and analyze of each step's dataset give the same figures."""
+    import pandas as pd
+
+    out = tmp_path / study
+    proc = run_cli("objperf", "study", study, f"s3://{store.bucket}/measured-{study}/", "--endpoint",
+                   store.server.endpoint, "--quick", *(["--grid", grid, "--duration", "1s"] if grid else []),
+                   "--out", str(out), env=store.env(), timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    steps = pd.read_parquet(out / "steps.parquet")
+    manifest = read_manifest(out)
+    assert len(steps) == len(manifest["steps"]) > 0
+    for step, entry in zip(steps.itertuples(), manifest["steps"]):
+        again = run_cli("objperf", "analyze", str(out / "steps" / entry["dataset"]), "--json")
+        assert again.returncode == 0, again.stderr
+        summary = json.loads(again.stdout)["summary"]
+        assert step.requests == summary["requests"] and step.errors == summary["error_requests"]
+        assert step.gbps == pytest.approx(summary["gbps"], nan_ok=True)
+        assert step.ttfb_ms_p50 == pytest.approx(summary["ttfb_ms_p50"], nan_ok=True)
