@@ -27,6 +27,10 @@ Modes (``MODES`` holds them all):
 - ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
 - ``get-stall``: every GET is taken and never answered (until the server stops).
 - ``not-http``: every GET is answered with bytes and no HTTP status line (HTTP/0.9, or no HTTP at all).
+- ``write-acked-early``: every PUT and UploadPart is answered 200 with an ETag once 1/4 of its body came, and
+  the connection closed.
+- ``get-body-cut``: every GET's answer says its whole length, sends half of it, and the connection closes.
+- ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ MODES = (
     "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
-    "not-http",
+    "not-http", "write-acked-early", "get-body-cut", "redirect",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -54,10 +58,11 @@ def content(size: int) -> bytes:
 class HostileS3:
     def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
                  bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000,
-                 tls: tuple[str, str] | None = None):
+                 tls: tuple[str, str] | None = None, redirect_to: str = ""):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
+        self.redirect_to = redirect_to
         self.bucket = bucket
         self.objects = dict(objects or {"data/obj.bin": 4 << 20})
         self.keys = list(keys or [])
@@ -219,6 +224,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if h.mode == "ansi-error":
             self._error(503, ANSI_CODE)
             return
+        if h.mode == "redirect":
+            self._answer(302, headers={"Location": f"{h.redirect_to}/{bucket}/{key}"})
+            return
         if key not in h.objects:
             self._error(404, "NoSuchKey")
             return
@@ -233,6 +241,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = data[first:last + 1]
         if h.mode == "short-body":  # the range asked in Content-Range, half of it in Content-Length
             body = body[:len(body) // 2]
+        if h.mode == "get-body-cut":  # the whole range promised, half of it sent
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self._write(body[:len(body) // 2])
+            self.close_connection = True
+            return
         self._answer(206, body, {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
 
     def _list(self, query: dict[str, list[str]]) -> None:
@@ -268,8 +284,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         h = self.hostile
         bucket, key, query = self._where()
-        self._drain_body()
         h.count("UPLOAD_PART" if "uploadId" in query else "PUT")
+        if h.mode == "write-acked-early":
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length // 4)
+            self.close_connection = True
+            self._answer(200, headers={"ETag": '"early"', "Connection": "close"})
+            return
+        self._drain_body()
         if h.mode == "part-500":
             self._error(500, "InternalError")
         elif h.mode == "part-no-etag":

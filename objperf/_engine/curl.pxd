@@ -15,6 +15,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLE_RANGE_ERROR
         CURLE_WRITE_ERROR
         CURLE_READ_ERROR
+        CURLE_SEND_ERROR
         CURLE_ABORTED_BY_CALLBACK
         CURLE_OPERATION_TIMEDOUT
         CURLE_PEER_FAILED_VERIFICATION
@@ -95,6 +96,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLINFO_NUM_CONNECTS
         CURLINFO_HTTP_VERSION
         CURLINFO_CONTENT_LENGTH_DOWNLOAD_T
+        CURLINFO_SIZE_UPLOAD_T
 
     enum:
         CURL_GLOBAL_DEFAULT

@@ -191,8 +191,9 @@ class RequestsEngine:
         ttfb, total = float("nan"), 0.0  # no answer: no time to first byte
         try:
             # verify on each request: a session's would lose to REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE.
+            # Never to another place: a redirect is the store's answer, a failed row, as libcurl's engine has it
             resp = session.get(self.urls[key], headers=headers, stream=True, timeout=self.timeout,
-                               verify=self.tls_verify)
+                               verify=self.tls_verify, allow_redirects=False)
             ttfb = time.perf_counter() - t0
             status = resp.status_code
             etag = resp.headers.get("ETag", "").encode()[:ETAG_BYTES]

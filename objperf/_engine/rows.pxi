@@ -120,7 +120,8 @@ cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
 cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nogil:
     """``result``, or the error of an answer S3 would not give to this request: a GET's bytes that are not
     the range asked (a 206 naming another range or none, more bytes than the range: 33; fewer: 18), a
-    PUT or part answered 2xx with no ETag to complete the upload with (8)."""
+    PUT or part answered 2xx before all its body was sent (55) or with no ETag to complete the upload with (8)."""
+    cdef curl_off_t uploaded = 0
     if s.overrun or s.range_told < 0:
         return CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
     if result != CURLE_OK or code < 200 or code >= 300:
@@ -130,8 +131,14 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
             return CURLE_RANGE_ERROR
         if s.got < s.length:
             return CURLE_PARTIAL_FILE
-    elif (s.op == OPC_PUT or s.op == OPC_UPLOAD_PART) and s.etag[0] == 0:
-        return CURLE_WEIRD_SERVER_REPLY
+    elif s.op == OPC_PUT or s.op == OPC_UPLOAD_PART:
+        # Answered before its body was all sent (libcurl stops sending at a final answer): the store cannot
+        # hold what it was asked to.  What libcurl wrote to the connection, not only what it took from us.
+        curl_easy_getinfo(s.easy, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        if s.sent < s.length or uploaded < s.length:
+            return CURLE_SEND_ERROR
+        if s.etag[0] == 0:
+            return CURLE_WEIRD_SERVER_REPLY
     return result
 
 
@@ -163,6 +170,8 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
         copy_s3_error(s, r.s3_error + i * S3ERR_CAP)
         r.curl_code[i] = <int32_t>result
         if code >= 300 or result != answered:  # an error's body, or bytes that are not what was asked
+            r.nbytes[i] = 0
+        elif result != CURLE_OK and result != CURLE_ABORTED_BY_CALLBACK:  # failed on the way: nothing was done
             r.nbytes[i] = 0
         elif s.op == OPC_GET:
             r.nbytes[i] = s.got

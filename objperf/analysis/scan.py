@@ -284,7 +284,7 @@ class _Group:
         cut = code == CUT_CURL_CODE and status is not None and status < 300
         if write:  # of writes only what the store acknowledged counts, as in a run's own summary
             self.sent_bytes = (self.sent_bytes or 0) + int(nbytes or 0)
-        if ok or not write:
+        if ok or (cut and not write):  # as a run's own summary counts (objperf.analysis.summary.Tally)
             self.bytes += int(nbytes or 0)
         self.ok, self.cut = self.ok + count * ok, self.cut + count * cut
         if ok:

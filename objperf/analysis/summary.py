@@ -144,8 +144,10 @@ class Tally:
         self.ok += int(ok.sum())
         self.failed += int(failed.sum())
         self.cut += int(cut.sum())
-        # What was done: bytes received, and of writes only those the store acknowledged (sent is kept apart)
-        self.bytes += int(cols["bytes"][~writes | ok].sum())
+        # What was done: bytes of successes, and of reads cut by the run's end those that had arrived; of writes
+        # only those the store acknowledged (sent is kept apart); a failed request's bytes, never
+        counted = ok | (cut & ~writes)
+        self.bytes += int(cols["bytes"][counted].sum())
         self.sent_bytes += int(cols["bytes"][writes].sum())
         ttfb_ms = cols["ttfb_s"][gets] * 1000
         self.sketches["ttfb_ms"].add(ttfb_ms)
@@ -162,9 +164,9 @@ class Tally:
         for name, codes in DIRECTIONS.items():
             mine = np.isin(cols["op"], codes)
             if mine.any():
-                d = self.directions.setdefault(name, {"acknowledged_bytes": 0, "requests": 0, "failed": 0,
+                d = self.directions.setdefault(name, {"counted_bytes": 0, "requests": 0, "failed": 0,
                                                       "cut": 0, "moved_bytes": 0, "latency_ms": []})
-                d["acknowledged_bytes"] += int(cols["bytes"][mine & ok].sum())  # a cut part acknowledged nothing
+                d["counted_bytes"] += int(cols["bytes"][mine & counted].sum())  # a cut part acknowledged nothing
                 d["requests"] += int(mine.sum())
                 d["failed"] += int((mine & failed).sum())
                 d["cut"] += int((mine & cut).sum())
@@ -250,8 +252,8 @@ class Tally:
             if name in self.directions:
                 d = self.directions[name]
                 p50_ms, p99_ms = percentiles(_joined(d["latency_ms"]), [50, 99])
-                directions[name] = direction_figures(name, moved=d["moved_bytes"],
-                                                     acknowledged=d["acknowledged_bytes"], wall_s=wall_s)
+                directions[name] = direction_figures(name, counted=d["counted_bytes"], moved=d["moved_bytes"],
+                                                     wall_s=wall_s)
                 directions[name].update(requests=d["requests"], failed=d["failed"], cut=d["cut"],
                                         latency_ms_p50=p50_ms, latency_ms_p99=p99_ms)
         opened = {name: _joined([c[name] for c in self.opened]) for name in self.connection_columns}
@@ -299,13 +301,14 @@ def rate_figures(nbytes: int, wall_s: float, prefix: str = "") -> dict:
             f"{prefix}mib_per_s": nbytes / wall / (1 << 20)}
 
 
-def direction_figures(name: str, *, moved: int, acknowledged: int, wall_s: float) -> dict:
-    """One direction's amounts: a read counts the bytes received, a write those the store acknowledged, with
-    the bytes sent beside them (``sent_*``; ``acknowledged_*`` names the same figures as ``bytes``/``gbps``)."""
+def direction_figures(name: str, *, counted: int, moved: int, wall_s: float) -> dict:
+    """One direction's amounts: a read counts the bytes received (a failed GET's none), a write those the store
+    acknowledged, with the bytes sent beside them (``sent_*``; ``acknowledged_*`` names the same figures as
+    ``bytes``/``gbps``)."""
     if name != "write":
-        return rate_figures(moved, wall_s)
-    ack = rate_figures(acknowledged, wall_s)
-    return {**ack, **rate_figures(moved, wall_s, "sent_"), "acknowledged_bytes": acknowledged,
+        return rate_figures(counted, wall_s)
+    ack = rate_figures(counted, wall_s)
+    return {**ack, **rate_figures(moved, wall_s, "sent_"), "acknowledged_bytes": counted,
             "acknowledged_gbps": ack["gbps"]}
 
 

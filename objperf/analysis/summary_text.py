@@ -70,7 +70,8 @@ def one_line(s: dict, workload: dict | None = None) -> str:
     what = workload_words(workload or {}) or " + ".join(name for name in s.get("directions", {})) or "requests"
     if isinstance(s.get("hosts"), dict) and len(s["hosts"]) > 1:
         what = f"{len(s['hosts'])} hosts × {what}"
-    parts = [f"{what}: {rate_text(s)} {counted_as(s)}", f"{s['requests_per_s']:,.{0 if s['requests_per_s'] >= 10 else 1}f} req/s"]
+    rate = s["requests_per_s"]
+    parts = [f"{what}: {rate_text(s)} {counted_as(s)}", f"{rate:,.{0 if rate >= 10 else 1}f} req/s"]
     if "read" in s.get("directions", {"read": None}):
         parts.append(f"TTFB p50/p99 {ms(s['ttfb_ms_p50'])}/{ms(s['ttfb_ms_p99'])} ms")
     if "open_loop" in s:

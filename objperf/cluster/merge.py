@@ -153,10 +153,11 @@ def write_rows(df):
 
 
 def counted_rows(df):
-    """The rows whose bytes a summary counts: every read's, and of writes those the store acknowledged."""
-    from objperf.analysis.stats import ok_rows
+    """The rows whose bytes a summary counts (objperf.analysis.summary.Tally): successes, and reads cut by the
+    run's end; of writes only those the store acknowledged, of failures none."""
+    from objperf.analysis.stats import cut_rows, ok_rows
 
-    return df[~write_rows(df) | ok_rows(df).to_numpy()]
+    return df[ok_rows(df).to_numpy() | (cut_rows(df).to_numpy() & ~write_rows(df))]
 
 
 def merged_evidence(summaries: dict[str, dict | None]) -> dict:

@@ -1,0 +1,87 @@
+"""What a server answers is held to what was asked, on every engine: a write it acknowledged before its body
+was all sent is not done, a failed request's bytes are never counted, and a redirect to another place is a
+failed row, never a transfer from somewhere else counted as the store's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hostile import HostileS3
+from test_hostile import env, put_args
+
+from conftest import run_cli
+from objperf import load
+from objperf.dataset import read_manifest
+
+pytestmark = pytest.mark.timeout(120)
+OBJECT = {"data/obj.bin": 4 << 20}
+
+
+# Multipart, and one PUT an object: 3/4 of each body is more than the connection's buffers hold
+@pytest.mark.parametrize("sizes", [("64MiB", "32MiB"), ("32MiB", "32MiB")])
+def test_a_write_acknowledged_before_its_body_was_sent_is_not_done(tmp_path, sizes):
+    """Answered 200 with an ETag and the connection closed, each part 3 of 4 MiB sent: the run said
+    '6 uploads completed' and exited 0."""
+    with HostileS3("write-acked-early") as s3:
+        args = put_args(s3, tmp_path, "--requests", "2")
+        args[args.index("--object-size") + 1], args[args.index("--part-size") + 1] = sizes
+        done = run_cli("objperf", "put", *args, env=env(), timeout=60)
+        assert s3.calls.get("COMPLETE_MPU", 0) == 0
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    rows = load(tmp_path / "put")
+    writes = rows[rows.op.isin(["PUT", "UPLOAD_PART"])]
+    assert len(writes) >= 1 and (writes.curl_code == 55).all() and (writes.bytes == 0).all()
+    summary = read_manifest(tmp_path / "put")["summary"]
+    assert summary["objects_written"] == 0 and summary["bytes"] == 0 and summary["gbps"] == 0
+    assert "0 uploads completed" in done.stdout
+
+
+@pytest.mark.parametrize("engine", ["curl", "requests"])
+def test_a_failed_requests_bytes_are_never_counted(tmp_path, engine):
+    """Rows libcurl failed (the body cut: 18) kept their bytes: every request failed, and the run said
+    '2.0 MiB, 2.29 Gbps'."""
+    with HostileS3("get-body-cut", objects=OBJECT) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint, "--engine",
+                       engine, "--range-size", "1MiB", "-c", "2", "--requests", "4", "--json", "--out",
+                       str(tmp_path / "r"), env=env(), timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    rows = load(tmp_path / "r")
+    assert len(rows) == 4 and (rows.curl_code != 0).all() and (rows.bytes == 0).all()
+    summary = json.loads(done.stdout)
+    assert summary["bytes"] == 0 and summary["gbps"] == 0 and summary["error_requests"] == 4
+    again = json.loads(run_cli("objperf", "analyze", str(tmp_path / "r"), "--json").stdout)["summary"]
+    assert again["bytes"] == 0
+
+
+def test_a_summary_counts_no_byte_of_a_failed_row_whatever_the_row_says():
+    """Rows from another tool, or an older objperf, may keep a failed request's bytes: they are not counted."""
+    import numpy as np
+
+    from objperf.analysis.summary import summarize
+    from objperf.schema import OP_GET, OP_UPLOAD_PART
+
+    n = 6
+    cols = {"op": np.array([OP_GET] * 3 + [OP_UPLOAD_PART] * 3, dtype=np.int8),
+            "status": np.array([206, 206, 0, 200, 200, 0], dtype=np.int16),
+            "curl_code": np.array([0, 18, 42, 0, 55, 42], dtype=np.int32),
+            "bytes": np.full(n, 1000, dtype=np.int64), "ttfb_s": np.full(n, 0.01), "total_s": np.full(n, 0.02),
+            "s3_error": np.full(n, b"", dtype="S64")}
+    s = summarize(cols, wall_s=1.0, cpu_s=0.0)
+    # a GET done, a GET cut by the run's end (its bytes arrived), a part acknowledged; not the failed two
+    assert s["bytes"] == 3000 and s["directions"]["read"]["bytes"] == 2000
+    assert s["directions"]["write"]["bytes"] == 1000 and s["directions"]["write"]["sent_bytes"] == 3000
+
+
+@pytest.mark.parametrize("engine", ["curl", "requests"])
+def test_a_redirect_elsewhere_is_a_failed_row_on_every_engine(tmp_path, engine):
+    """--engine requests followed redirects (up to 30) to another host and counted its bytes as the store's."""
+    with HostileS3("well-behaved", objects=OBJECT) as elsewhere, \
+            HostileS3("redirect", objects=OBJECT, redirect_to=elsewhere.endpoint) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint, "--engine",
+                       engine, "--range-size", "1MiB", "-c", "2", "--requests", "4", "--out", str(tmp_path / "r"),
+                       env=env(), timeout=60)
+        assert elsewhere.calls.get("GET", 0) == 0
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    rows = load(tmp_path / "r")
+    assert len(rows) == 4 and (rows.status == 302).all() and (rows.bytes == 0).all()
