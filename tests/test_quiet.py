@@ -272,4 +272,5 @@ def test_a_local_cluster_run_that_succeeds_prints_no_traceback_and_no_dask_log(t
     assert "Traceback" not in watched.stderr, watched.text
     assert not re.search(r"^(distributed|tornado)\.|\bdistributed\.\w+ - (ERROR|WARNING|INFO)", watched.stderr,
                          re.M), watched.text
+    assert "dask's log" not in watched.stderr, watched.text  # dask had nothing to say: no timeout of ours
     assert watched.longest_silence() <= SILENCE_S, watched.text

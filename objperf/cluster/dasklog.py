@@ -28,6 +28,8 @@ def dask_log(say: Callable[[str], None]) -> Iterator[Path | None]:
     if shown():
         yield None
         return
+    import distributed  # noqa: F401 - it adds its own handler as it is imported: replaced below
+
     directory = scratch.make("dask")
     path = directory / "dask.log"
     handler = logging.FileHandler(path, delay=False)
@@ -71,11 +73,15 @@ def stderr_into(path: Path | None) -> Iterator[None]:
 
     sys.stderr.flush()
     saved = os.dup(2)
+    ours = sys.stderr
     try:
+        # This process's own lines (a step said meanwhile) still reach its stderr, through a copy of it.
+        sys.stderr = open(saved, "w", closefd=False, errors=getattr(ours, "errors", None) or "backslashreplace")
         with open(path, "ab") as log:
             os.dup2(log.fileno(), 2)
         yield
     finally:
         sys.stderr.flush()
+        sys.stderr = ours
         os.dup2(saved, 2)
         os.close(saved)
