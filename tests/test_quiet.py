@@ -245,7 +245,7 @@ def test_a_write_runs_progress_counts_what_the_store_acknowledged(store):
                        keep_rows=False)
     acknowledged = result.summary["directions"]["write"]["acknowledged_bytes"]
     assert seen and max(seen) <= acknowledged
-    assert result.summary["bytes"] > acknowledged  # bytes were sent that the store never acknowledged
+    assert result.summary["sent_bytes"] > acknowledged  # bytes were sent that the store never acknowledged
 
 
 def test_a_warning_of_several_lines_prints_as_lines_not_escapes(capsys):
