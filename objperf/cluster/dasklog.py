@@ -22,17 +22,34 @@ def shown() -> bool:
     return os.environ.get(DASK_LOG_ENV, "").strip().lower() not in ("", "0", "no", "false")
 
 
+class DaskLog(logging.FileHandler):
+    """dask's log file, made (in a scratch directory of its own) only once there is something to write, or a
+    process to write it (``path()``): a run dask has nothing to say about, or a driver killed, leaves none."""
+
+    def __init__(self):
+        self.directory: Path | None = None
+        super().__init__(os.devnull, delay=True)
+
+    def path(self) -> Path:
+        if self.directory is None:
+            self.directory = scratch.make("dask")
+            self.baseFilename = str(self.directory / "dask.log")
+        return Path(self.baseFilename)
+
+    def _open(self):
+        self.path()
+        return super()._open()
+
+
 @contextlib.contextmanager
-def dask_log(say: Callable[[str], None]) -> Iterator[Path | None]:
-    """Inside the block, dask logs to a scratch file (its path; None when the log goes to stderr)."""
+def dask_log(say: Callable[[str], None]) -> Iterator[DaskLog | None]:
+    """Inside the block, dask logs to a file (the ``DaskLog``; None when the log goes to stderr)."""
     if shown():
         yield None
         return
     import distributed  # noqa: F401 - it adds its own handler as it is imported: replaced below
 
-    directory = scratch.make("dask")
-    path = directory / "dask.log"
-    handler = logging.FileHandler(path, delay=False)
+    handler = DaskLog()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     saved = []
     for name in LOGGERS:
@@ -41,17 +58,19 @@ def dask_log(say: Callable[[str], None]) -> Iterator[Path | None]:
         logger.handlers = [handler]
         logger.propagate = False
     try:
-        yield path
+        yield handler
     finally:
         for logger, handlers, propagate in saved:
             logger.handlers, logger.propagate = handlers, propagate
         handler.close()
-        lines = _lines(path)
-        if lines:
-            say(f"dask's log ({lines} line{'s' if lines != 1 else ''}): {path} (kept until the next objperf "
-                f"run; {DASK_LOG_ENV}=1 shows it on stderr instead)")
-        else:
-            shutil.rmtree(directory, ignore_errors=True)
+        if handler.directory is not None:
+            path = handler.path()
+            lines = _lines(path)
+            if lines:
+                say(f"dask's log ({lines} line{'s' if lines != 1 else ''}): {path} (kept until the next objperf "
+                    f"run; {DASK_LOG_ENV}=1 shows it on stderr instead)")
+            else:
+                shutil.rmtree(handler.directory, ignore_errors=True)
 
 
 def _lines(path: Path) -> int:
@@ -63,14 +82,15 @@ def _lines(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def stderr_into(path: Path | None) -> Iterator[None]:
+def stderr_into(log: DaskLog | None) -> Iterator[None]:
     """The standard error of processes started inside the block (a local cluster's workers, which log
-    there) goes to ``path``; this process's own is put back as the block ends."""
-    if path is None:
+    there) goes to ``log``'s file; this process's own is put back as the block ends."""
+    if log is None:
         yield
         return
     import sys
 
+    path = log.path()
     sys.stderr.flush()
     saved = os.dup(2)
     ours = sys.stderr
