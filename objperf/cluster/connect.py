@@ -4,6 +4,7 @@ processes started here; the workers to use, their objperf version and their cloc
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 from objperf import __version__
 from objperf.errors import UsageError
+from objperf.progress import phase
 
 CONNECT_TIMEOUT_S = 5.0
 WAIT_FOR_TIMEOUT_S = 60.0
@@ -51,13 +53,26 @@ def worker_facts() -> dict:
 def open_cluster(address: str | None, local_workers: int | None, *, workers: int | None, wait_for: int | None,
                  say: Callable[[str], None], wait_timeout: float = WAIT_FOR_TIMEOUT_S) -> Iterator[Cluster]:
     """The cluster to run on, its hosts checked (versions, clocks); closed (a local one stopped) after."""
+    from objperf.cluster.dasklog import dask_log
+
+    with dask_log(say) as log:
+        yield from _open(address, local_workers, log, workers=workers, wait_for=wait_for, say=say,
+                         wait_timeout=wait_timeout)
+
+
+def _open(address: str | None, local_workers: int | None, log, *, workers: int | None, wait_for: int | None,
+          say: Callable[[str], None], wait_timeout: float) -> Iterator[Cluster]:
     from distributed import Client, LocalCluster
+
+    from objperf.cluster.dasklog import stderr_into
 
     local = None
     try:
         if local_workers:
-            local = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=None, silence_logs=40)
+            with phase(f"starting a local cluster of {local_workers} dask workers…"), \
+                    stderr_into(log):  # the workers log to their stderr: the file, unless asked for
+                local = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
+                                     host="127.0.0.1", dashboard_address=None, silence_logs=logging.WARNING)
             address = local.scheduler_address
         try:
             client = Client(address, timeout=CONNECT_TIMEOUT_S)

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from objperf.cluster.connect import Cluster, workers_present
-from objperf.cluster.host import READY_TIMEOUT_S, ready_event, run_host
+from objperf.cluster.host import READY_TIMEOUT_S, progress_name, ready_event, run_host
 from objperf.errors import ObjperfError, RunFailed
 from objperf.run.control import stop_requested
 from objperf.run.metadata import system_info, utc_now
@@ -63,6 +63,8 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
                 "hosts": [{"label": h.label, "address": h.address, "clock_offset_s": h.clock_offset_s}
                           for h in hosts]}
     host_runs = [uuid.uuid4().hex[:16] for _ in hosts]
+    for index in range(len(hosts)):  # read before a host publishes, a missing one would time out on the scheduler
+        Variable(progress_name(names, index), client=client).set((0.0, 0, 0, 0))
     store = out if not isinstance(out, (str, Path)) else None  # hosts write straight into it (StoreOut)
     writer = StoreWriter(store, manifest) if store else None  # its manifest says "running" before any request
     futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, host_runs[i],
@@ -185,8 +187,6 @@ def _note_lost(client, hosts, futures, lost: dict[str, str]) -> list[tuple[str, 
 def _summed(client, names: dict[str, str], count: int) -> tuple[float, int, int, int]:
     """The hosts' progress so far, summed (the longest elapsed time): one bar for the whole cluster."""
     from distributed import Variable
-
-    from objperf.cluster.host import progress_name
 
     elapsed, nbytes, nrequests, nerrors = 0.0, 0, 0, 0
     for index in range(count):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 from objperf.errors import ObjperfError
-from objperf.run.invocation import Invocation
+from objperf.run.invocation import Invocation, progress_mode
 from objperf.run.signals import StopSignals, handled
 from objperf.sanitize import printable
 
@@ -75,7 +75,8 @@ def warnings_in_a_line(prog: str) -> Iterator[None]:
     import warnings
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        print(f"{prog}: warning: {printable(message)}", file=sys.stderr)
+        for text in warning_lines(message):
+            print(f"{prog}: warning: {text}", file=sys.stderr)
 
     before = warnings.showwarning
     warnings.showwarning = show
@@ -83,6 +84,13 @@ def warnings_in_a_line(prog: str) -> Iterator[None]:
         yield
     finally:
         warnings.showwarning = before
+
+
+def warning_lines(message) -> list[str]:
+    """A warning's text as lines, each made printable (a line break is a new line, not a literal ``\\x0a``);
+    blank lines dropped."""
+    lines = [printable(line.strip()) for line in str(message).splitlines()]
+    return [line for line in lines if line] or [""]
 
 
 def _run_body(prog: str, body: Callable[[], int]) -> int:
@@ -130,8 +138,8 @@ def command_main(prog: str, build_parser: Callable, execute: Callable, report: C
         lean_arrow_allocator()
     parser = build_parser()
     args = parse_options(options, parser, argv) if options is not None else parser.parse_args(argv)
-    invocation = Invocation(prog, show_progress=sys.stderr.isatty())
-    with collector_paused() if pause_collector else contextlib.nullcontext():
+    invocation = Invocation(prog, show_progress=progress_mode(sys.stderr))
+    with collector_paused() if pause_collector else contextlib.nullcontext(), invocation.telling():
         return run_main(prog, lambda: report(execute(args, invocation), args, invocation))
 
 

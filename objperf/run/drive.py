@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from objperf.errors import EngineError, ObjperfError, RunFailed
+from objperf.progress import ambient_progress
 from objperf.run.control import current, stop_requested
 from objperf.run.recorder import Recorder
 from objperf.run.signals import cleaning_up
@@ -39,6 +40,7 @@ class Part(Protocol):
     def done(self) -> bool: ...
     def finish(self) -> None: ...  # the run ended as planned: take the last rows
     def abort(self) -> None: ...  # Ctrl-C or a failure: cut what is in flight, keep its rows
+    def progress(self) -> tuple[int, int, int]: ...  # bytes done (received, or acknowledged), requests, failed
 
 
 class ReadPart:
@@ -79,6 +81,9 @@ class ReadPart:
         self.engine.stop(abort=True)
         drain_until_done(self.engine, self._take)
 
+    def progress(self) -> tuple[int, int, int]:
+        return self.engine.progress()
+
 
 def drain_until_done(engine, take: Callable[[dict | None], None]) -> None:
     """Hand ``take`` the rows of an engine told to stop, until its threads end.  Draining while
@@ -95,6 +100,10 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
     (closing sink files) run once every engine thread has ended.  On any other end (a bug) the manifest
     says ``failed`` and the exception goes on; the rows so far are kept either way."""
     status = "complete"
+    ambient = None
+    if on_progress is None:  # a run nobody shows (a study's step): plain lines where the command writes a log
+        ambient = ambient_progress(_planned_s(parts))
+        on_progress = ambient
     try:
         gate = current().gate
         if gate is not None:
@@ -122,6 +131,8 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
             _abort_all(parts)
             raise
         finally:
+            if ambient is not None:
+                ambient.close()
             _teardown(recorder, parts, after_engines)
     except BaseException as exc:
         recorder.error = str(exc) if isinstance(exc, ObjperfError | OSError) else f"{type(exc).__name__}: {exc}"
@@ -151,8 +162,15 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
         waiting[0].wait(STEP_S)
         if on_progress and recorder.elapsed - last_progress >= PROGRESS_EVERY_S:
             last_progress = recorder.elapsed
-            totals = [sum(values) for values in zip(*(part.engine.progress() for part in parts))]
+            totals = [sum(values) for values in zip(*(part.progress() for part in parts))]
             on_progress(last_progress, *totals)
+
+
+def _planned_s(parts: list[Part]) -> float | None:
+    """The run's planned length, where a part has one."""
+    planned = [getattr(part, "duration", None) or getattr(getattr(part, "workload", None), "duration", None)
+               for part in parts]
+    return max((p for p in planned if p), default=None)
 
 
 def _close_unstarted(parts: list[Part]) -> None:

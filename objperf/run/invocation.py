@@ -1,4 +1,5 @@
-"""Who runs a run and how it talks back: the command line (lines on stderr, a progress bar on a terminal) or
+"""Who runs a run and how it talks back: the command line (lines on stderr; a progress bar on a terminal,
+plain progress lines in a log or a pipe) or
 the Python API (a bar in the notebook, a shared local server, a live ``Run``); where its dataset goes; the
 embedded local server a run given no URL uses."""
 
@@ -14,21 +15,41 @@ from pathlib import Path
 from typing import Any
 
 from objperf.errors import UsageError
-from objperf.progress import Listener, Progress
+from objperf.progress import BAR, LINES, NONE, Listener, Progress, phase, telling
 from objperf.sanitize import printable
 
 RUNS_DIR_ENV = "OBJPERF_RUNS"  # where runs go when no --out is given (default ./runs)
 
 
+def progress_mode(stream=None) -> str:
+    """A bar on a terminal, plain lines anywhere else (a log, a pipe, CI)."""
+    stream = stream or sys.stderr
+    try:
+        return BAR if stream.isatty() else LINES
+    except (AttributeError, ValueError):
+        return LINES
+
+
 @dataclass
 class Invocation:
     prog: str
-    show_progress: bool
+    show_progress: bool | str  # ``bar``, ``lines`` or ``none`` (True: a bar, False: none)
     server: Any = None  # a running local server used when no URL is given (the API's ``local_server()``)
     listener: Listener | None = None  # told of progress as the run goes
 
     def say(self, text: str) -> None:
-        print(f"{self.prog}: {printable(text)}", file=sys.stderr)
+        print(f"{self.prog}: {printable(text)}", file=sys.stderr, flush=True)
+
+    @property
+    def mode(self) -> str:
+        return BAR if self.show_progress is True else NONE if self.show_progress is False else self.show_progress
+
+    @contextlib.contextmanager
+    def telling(self) -> Iterator[None]:
+        """What a run does between its transfers (completing uploads, stopping the server …) said in the
+        block, in a line; in a log, the progress of runs given none of their own (a study's steps) too."""
+        with telling(self.say, lines=self.mode == LINES):
+            yield
 
     @contextlib.contextmanager
     def local_server(self, *, ipv6: bool = False) -> Iterator:
@@ -36,13 +57,14 @@ class Invocation:
         if self.server is not None and (self.server.ipv6 or not ipv6):
             yield self.server
             return
-        with embedded_server(self.say, ipv6=ipv6) as server:
+        with telling(self.say), embedded_server(self.say, ipv6=ipv6) as server:
             yield server
 
     @contextlib.contextmanager
     def seeding(self, total_bytes: int) -> Iterator[Progress]:
         """The bar of the objects written before a run reads them (not the run's: no listener)."""
-        progress = Progress(total_s=None, shown=self.show_progress, total_bytes=total_bytes, label="seeding")
+        progress = Progress(total_s=None, shown=self.mode, total_bytes=total_bytes, label="seeding",
+                            say=self._line)
         try:
             yield progress
         finally:
@@ -50,11 +72,15 @@ class Invocation:
 
     @contextlib.contextmanager
     def progress(self, total_s: float | None) -> Iterator[Progress]:
-        progress = Progress(total_s=total_s, shown=self.show_progress, listener=self.listener)
+        progress = Progress(total_s=total_s, shown=self.mode, listener=self.listener, say=self._line)
         try:
-            yield progress
+            with telling(lambda text: progress.say(f"{self.prog}: {printable(text)}")):
+                yield progress
         finally:
             progress.close()
+
+    def _line(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -65,11 +91,13 @@ def embedded_server(say: Callable[[str], None], *, ipv6: bool = False) -> Iterat
     t0 = time.monotonic()
     server = LocalSeaweed(ipv6=ipv6)
     try:
-        server.start()
+        with phase("starting a local SeaweedFS…"):
+            server.start()
         say(f"started local SeaweedFS at {server.endpoint} in {time.monotonic() - t0:.1f} s")
         yield server
     finally:
-        server.stop()
+        with phase("stopping the local SeaweedFS…"):
+            server.stop()
 
 
 def default_out(name: str) -> Path:

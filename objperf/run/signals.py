@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOPPED_BY = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)"}
 
 class StopSignals:
     """A signal handler counting the stop signals it received; ``stopped_by`` is the first one."""
@@ -24,10 +25,12 @@ class StopSignals:
         self.count += 1
         if self.count == 1:
             self.stopped_by = signum
+            print(f"objperf: {STOPPED_BY.get(signum, 'stopped')}: stopping, cutting what is in flight and keeping "
+                  "the rows so far", file=sys.stderr, flush=True)
             raise KeyboardInterrupt
         if self.count == 2:
             print("objperf: finishing clean-up (aborting open uploads, writing the dataset); "
-                  "Ctrl-C again to force", file=sys.stderr)
+                  "Ctrl-C again to force", file=sys.stderr, flush=True)
             return
         raise KeyboardInterrupt
 

@@ -19,11 +19,13 @@ from objperf.errors import ObjperfError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
 from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, write_targets
+from objperf.progress import phase
 from objperf.run.drive import drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client
 from objperf.schema import (
     CUT_CURL_CODE,
+    DIRECTIONS,
     OP,
     OP_PUT,
     OP_UPLOAD_PART,
@@ -76,6 +78,17 @@ STEP_S = 0.1
 CREATE_GRACE_S = 2.0  # how long the end of a run waits for CreateMultipartUpload answers before cutting them
 
 
+def plural(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
+def closing_text(completing: int, aborting: int) -> str:
+    """What the end of a write run is doing: ``completing 6 uploads, aborting 10…``."""
+    said = ([f"completing {plural(completing, 'upload')}"] if completing else []) + \
+           ([f"aborting {plural(aborting, 'upload')} not completed"] if aborting else [])
+    return ", ".join(said) + "…" if said else "closing the run's uploads…"
+
+
 def check_write_resources(workload: WriteWorkload) -> None:
     """The open files the upload engine will need, before it is built: a socket per slot; per thread an
     epoll set, an eventfd and a few idle connections."""
@@ -113,6 +126,7 @@ class Uploader:
         self.unstarted_objects = 0  # opened, then aborted as the run ended before any part of theirs was sent
         self.left_open: list[str] = []  # uploads whose abort the store did not take: the user's to abort
         self.deadline = 0.0
+        self.acknowledged_bytes = 0  # bytes of the parts and objects the store answered 2xx: the progress
         self.stopping = False
         self.ended_on_time = False  # the deadline cut the parts in flight
         self.unanswered = False  # a multipart call got no answer: the store stopped answering
@@ -151,6 +165,12 @@ class Uploader:
     def wait(self, timeout: float) -> None:
         self.engine.wait_finished(timeout)
 
+    def progress(self) -> tuple[int, int, int]:
+        """Bytes the store acknowledged (not bytes sent: a part cut or refused moved nothing that counts),
+        parts finished, parts failed."""
+        _, requests, failed = self.engine.progress()
+        return self.acknowledged_bytes, requests, failed
+
     def finish(self) -> None:
         self.close()
 
@@ -179,7 +199,8 @@ class Uploader:
             upload.in_flight = 0
             aborts.append((upload, not interrupted and started, started))
             self.unstarted_objects += not started and upload.upload_id is not None
-        self._abort_all(aborts)
+        with phase(closing_text(0, len(aborts))):
+            self._abort_all(aborts)
 
     def _end_on_time(self) -> None:
         """The run's time is up: the engine cuts the parts in flight, as it cuts reads (here, if this
@@ -194,15 +215,18 @@ class Uploader:
         self._cancel_opening(CREATE_GRACE_S)
         self._collect_opened(wait_all=True)  # uploads being opened as the time ran out are aborted too
         aborts = []
-        for upload in list(self.open.values()):
-            started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
-            upload.in_flight = 0
-            if not upload.failed and len(upload.etags) == upload.nparts and not self.unanswered:
-                self._complete(upload)
-            if upload.index in self.open:  # not completed
-                aborts.append((upload, upload.failed, started))
-                self.unstarted_objects += not (upload.failed or started) and upload.upload_id is not None
-        self._abort_all(aborts)
+        whole = {u.index for u in self.open.values()
+                 if not u.failed and len(u.etags) == u.nparts and not self.unanswered}
+        with phase(closing_text(len(whole), len(self.open) - len(whole))):
+            for upload in list(self.open.values()):
+                started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
+                upload.in_flight = 0
+                if upload.index in whole:
+                    self._complete(upload)
+                if upload.index in self.open:  # not completed
+                    aborts.append((upload, upload.failed, started))
+                    self.unstarted_objects += not (upload.failed or started) and upload.upload_id is not None
+            self._abort_all(aborts)
 
     def _abort_unanswered_create(self, upload: Upload, *, count: bool = True) -> None:
         """CreateMultipartUpload went out but its answer never came in (lost, timed out, cut): the store
@@ -249,6 +273,7 @@ class Uploader:
         self.recorder.add(cols)
         ok = ok_requests(cols["curl_code"], cols["status"])
         cut = cut_requests(cols["curl_code"], cols["status"])
+        self.acknowledged_bytes += int(cols["bytes"][ok & np.isin(cols["op"], DIRECTIONS["write"])].sum())
         for i in range(len(cols["offset"])):
             self.unfinished_jobs -= 1
             upload = self.open.get(int(cols["key_index"][i]))
@@ -434,10 +459,11 @@ class Uploader:
         """Read every written key back (its last write) and compare it with the payload."""
         latest = {(u.bucket, u.key): u for u in self.written}
         bad = []
-        for (bucket, key), upload in latest.items():
-            body = self.client.get_object(bucket, key, limit=upload.size)
-            if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
-                bad.append(f"s3://{bucket}/{key}")
+        with phase(f"verifying {plural(len(latest), 'object')}: reading each back…"):
+            for (bucket, key), upload in latest.items():
+                body = self.client.get_object(bucket, key, limit=upload.size)
+                if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
+                    bad.append(f"s3://{bucket}/{key}")
         if bad:
             return f"FAILED: {len(bad)} of the {len(latest)} keys written differ from their last upload " \
                    f"({', '.join(bad[:3])})"
@@ -446,6 +472,7 @@ class Uploader:
     def cleanup(self) -> int:
         """Delete every key this run wrote to (and only those)."""
         touched = {(u.bucket, u.key) for u in self.written}
-        for bucket, key in sorted(touched):
-            self.client.delete_object(bucket, key)
+        with phase(f"deleting the {plural(len(touched), 'object')} written…"):
+            for bucket, key in sorted(touched):
+                self.client.delete_object(bucket, key)
         return len(touched)

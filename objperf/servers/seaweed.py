@@ -4,6 +4,7 @@ tests and ``python -m objperf.fetch`` with no URL all run against it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -11,7 +12,9 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import requests
@@ -21,6 +24,7 @@ from objperf.errors import ObjperfError, ServerError
 from objperf.s3.client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
+STOP_TIMEOUT_S = 15.0  # a clean stop (SIGTERM) given this long before SIGKILL
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes
 START_ATTEMPTS = 3  # a port found free can be taken before SeaweedFS binds it: try again on fresh ones
 
@@ -30,6 +34,20 @@ def die_with_parent() -> list[str]:
     (SIGKILL included): util-linux's ``setpriv --pdeathsig``, where it is installed (Debian: always)."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back (in the main thread) inside the block, delivered as it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class ExitedDuringStartup(ServerError):
@@ -225,22 +243,30 @@ class LocalSeaweed:
         return Path(kept)
 
     def stop(self) -> None:
-        self._stop_processes()
-        if self._own_dir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        """Stop the server and remove what it wrote.  Ctrl-C meanwhile is held until it is done (it
+        takes well under a second), so that no ``weed`` and no scratch directory is left behind."""
+        with signals_held():
+            self._stop_processes()
+            if self._own_dir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _stop_processes(self) -> None:
+        """A server in its own scratch directory is killed at once: its data goes with the directory, and
+        SeaweedFS's own shutdown (filer, then volume) takes 2–15 s here.  One in a directory the caller
+        keeps is stopped cleanly, so that what it wrote can be read afterwards."""
+        hard = self._own_dir
         for proc in reversed(self._procs):
             if proc.poll() is None:
                 try:
-                    os.killpg(proc.pid, signal.SIGTERM)
+                    os.killpg(proc.pid, signal.SIGKILL if hard else signal.SIGTERM)
                 except ProcessLookupError:
                     pass
         for proc in self._procs:
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self._procs.clear()
         for path in self._grpc_sockets:
