@@ -86,8 +86,9 @@ class LocalSeaweed:
     """
 
     def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False,
-                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None):
+                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None, s3_port: int = 0):
         self._own_dir = workdir is None
+        self.wanted_s3_port = s3_port  # 0: a free one (``objperf serve --port`` names its own)
         self.workdir = Path(workdir) if workdir else scratch.make("seaweed")
         self.ipv6 = ipv6
         self.tls = tls
@@ -124,8 +125,9 @@ class LocalSeaweed:
     def _start_once(self, data: Path) -> LocalSeaweed:
         weed = weed_binary()
         data.mkdir(parents=True, exist_ok=True)
-        used: set[int] = set()
+        used: set[int] = {self.wanted_s3_port, self.wanted_s3_port + 10000} if self.wanted_s3_port else set()
         self.master_port, volume, self.filer_port, self.s3_port, admin = (free_port(avoid=used) for _ in range(5))
+        self.s3_port = self.wanted_s3_port or self.s3_port
         self._grpc_sockets = [f"/tmp/seaweedfs-admin-grpc-{admin + 10000}.sock",
                               f"/tmp/seaweedfs-s3-grpc-{self.s3_port + 10000}.sock"]
         master = self.master_port
@@ -223,6 +225,10 @@ class LocalSeaweed:
         os.close(fd)
         shutil.copyfile(self.log_path, kept)
         return Path(kept)
+
+    def running(self) -> bool:
+        """Every process of the server still runs (``objperf serve`` says so when one has quit)."""
+        return bool(self._procs) and all(proc.poll() is None for proc in self._procs)
 
     def stop(self) -> None:
         self._stop_processes()

@@ -1,0 +1,135 @@
+"""A local S3 store that outlives one run (``objperf serve``): the embedded SeaweedFS on loopback, telemetry
+off, with a bucket made and throwaway keys, up until it is told to stop; then nothing is left of it but the
+data directory the user asked to keep.  What other shells and tools need to reach it is its ``LocalStore``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from objperf.errors import ServerError, UsageError
+from objperf.options.serve import ServeOptions
+
+KEYS_FILE = "objperf-serve-keys.json"  # in a kept --dir: the same keys (and exports) each time it is served
+REGION = "us-east-1"
+ALIVE_CHECK_S = 0.5  # how often the server's processes are checked while it serves
+
+
+@dataclass(frozen=True)
+class LocalStore:
+    """How to reach a running ``objperf serve`` store; ``kept``: its data stays in ``data_dir`` after it stops."""
+
+    endpoint: str
+    bucket: str
+    access_key: str
+    secret_key: str
+    data_dir: Path
+    kept: bool
+    region: str = REGION
+    running: Callable[[], bool] = field(default=lambda: True, repr=False, compare=False)  # its processes all run
+
+    def environment(self) -> dict[str, str]:
+        """The variables the AWS CLI, the SDKs, s5cmd and objperf read to reach this store."""
+        return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
+                "AWS_ENDPOINT_URL": self.endpoint, "AWS_REGION": self.region}
+
+    def exports(self) -> list[str]:
+        return [f"export {name}={shlex.quote(value)}" for name, value in self.environment().items()]
+
+    def examples(self) -> list[str]:
+        """Commands to try against it, in another shell where the exports were pasted."""
+        b = self.bucket
+        return [f"objperf put s3://{b}/objects/ --object-size 64MiB --keys 4 --duration 10s",
+                f"objperf fetch s3://{b}/objects/ --duration 10s --out s3://{b}/runs/fetch-1/",
+                f"objperf analyze s3://{b}/runs/fetch-1/",
+                f"objperf push runs/RUN s3://{b}/shared/RUN/",
+                f"objperf fetch s3://{b}/objects/ --local-cluster 2 --duration 10s",
+                f"aws s3 ls s3://{b}/ --recursive",
+                f"s5cmd --endpoint-url $AWS_ENDPOINT_URL ls 's3://{b}/*'"]
+
+
+def check_port_free(port: int) -> None:
+    """``--port`` and its gRPC neighbour (PORT + 10000) free on 127.0.0.1, or one line saying which is taken."""
+    for taken in (port, port + 10000):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", taken))
+            except OSError as exc:
+                what = "" if taken == port else f" (SeaweedFS's gRPC port for --port {port})"
+                raise UsageError(f"port {taken}{what} on 127.0.0.1 is taken: {exc.strerror}; give another --port, "
+                                 "or none for a free one") from None
+
+
+def kept_keys(directory: Path) -> tuple[str, str]:
+    """The keys a kept data directory was served with (made, and written readable by its owner only, the first
+    time): a store served again answers to the exports already pasted."""
+    path = directory / KEYS_FILE
+    try:
+        record = json.loads(path.read_text())
+        return str(record["access_key"]), str(record["secret_key"])
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read the keys of --dir {directory} ({path}): {exc}") from None
+    keys = "objperf" + secrets.token_hex(6), secrets.token_hex(20)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"access_key": keys[0], "secret_key": keys[1]}, out)
+    return keys
+
+
+@contextlib.contextmanager
+def local_store(options: ServeOptions, say: Callable[[str], None]) -> Iterator[LocalStore]:
+    """The store ``options`` describe, started, its bucket made; stopped (its scratch directory removed, unless
+    it is ``--dir``) however the block ends."""
+    from objperf.s3.client import S3Client
+    from objperf.servers.seaweed import LocalSeaweed
+
+    options.check()
+    if options.port:
+        check_port_free(options.port)
+    directory = None
+    if options.dir:
+        directory = Path(options.dir).expanduser().resolve()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot make --dir {options.dir}: {exc.strerror}") from None
+    server = LocalSeaweed(directory, s3_port=options.port or 0)
+    if directory is not None:
+        server.access_key, server.secret_key = kept_keys(directory)
+    try:
+        server.start()
+        S3Client(server.settings()).create_bucket(options.bucket)
+        yield LocalStore(endpoint=server.endpoint, bucket=options.bucket, access_key=server.access_key,
+                         secret_key=server.secret_key, data_dir=server.workdir, kept=directory is not None,
+                         running=server.running)
+    finally:
+        server.stop()
+        where = server.workdir
+        say(f"stopped SeaweedFS; its data is kept in {where} (objperf serve --dir {where} serves it again)"
+            if directory is not None else f"stopped SeaweedFS; removed {where}")
+
+
+def serve(options: ServeOptions, say: Callable[[str], None], ready: Callable[[LocalStore], None],
+          stop: threading.Event | None = None) -> LocalStore:
+    """Serve until Ctrl-C or SIGTERM (a ``KeyboardInterrupt``), or until ``stop`` is set, calling ``ready`` once
+    the store answers; raises ``ServerError`` if the server quits by itself.  What it served."""
+    stop = stop or threading.Event()
+    with local_store(options, say) as store:
+        ready(store)
+        try:
+            while not stop.wait(ALIVE_CHECK_S):
+                if not store.running():
+                    raise ServerError("SeaweedFS quit on its own while serving")
+        except KeyboardInterrupt:
+            pass
+    return store
