@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from objperf.errors import ServerError, UsageError
-from objperf.options.serve import ServeOptions
+from objperf.options.serve import HIGHEST_PORT, ServeOptions
 
 KEYS_FILE = "objperf-serve-keys.json"  # in a kept --dir: the same keys (and exports) each time it is served
 REGION = "us-east-1"
@@ -60,6 +60,8 @@ def check_port_free(port: int) -> None:
     """``--port`` and its gRPC neighbour (PORT + 10000) free on 127.0.0.1, or one line saying which is taken."""
     for taken in (port, port + 10000):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            # As SeaweedFS (Go) binds: a port whose last server's connections are in TIME_WAIT is free to it.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind(("127.0.0.1", taken))
             except OSError as exc:
@@ -68,22 +70,43 @@ def check_port_free(port: int) -> None:
                                  "or none for a free one") from None
 
 
-def kept_keys(directory: Path) -> tuple[str, str]:
-    """The keys a kept data directory was served with (made, and written readable by its owner only, the first
-    time): a store served again answers to the exports already pasted."""
-    path = directory / KEYS_FILE
+def _port_free(port: int) -> bool:
     try:
-        record = json.loads(path.read_text())
-        return str(record["access_key"]), str(record["secret_key"])
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"cannot read the keys of --dir {directory} ({path}): {exc}") from None
-    keys = "objperf" + secrets.token_hex(6), secrets.token_hex(20)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump({"access_key": keys[0], "secret_key": keys[1]}, out)
-    return keys
+        check_port_free(port)
+    except UsageError:
+        return False
+    return True
+
+
+@dataclass
+class Kept:
+    """What a kept data directory was served with last (``KEYS_FILE``, readable by its owner only): served
+    again, it answers to the exports already pasted — the same keys, and the same port while it is free."""
+
+    directory: Path
+    access_key: str
+    secret_key: str
+    port: int = 0
+
+    @classmethod
+    def read(cls, directory: Path) -> Kept:
+        path = directory / KEYS_FILE
+        try:
+            record = json.loads(path.read_text())
+            port = record.get("port", 0)
+            return cls(directory, str(record["access_key"]), str(record["secret_key"]),
+                       port if isinstance(port, int) and 0 < port <= HIGHEST_PORT else 0)
+        except FileNotFoundError:
+            return cls(directory, "objperf" + secrets.token_hex(6), secrets.token_hex(20))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UsageError(f"cannot read what --dir {directory} was served with ({path}): {exc}") from None
+
+    def write(self) -> None:
+        path, tmp = self.directory / KEYS_FILE, self.directory / (KEYS_FILE + ".tmp")
+        tmp.unlink(missing_ok=True)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            json.dump({"access_key": self.access_key, "secret_key": self.secret_key, "port": self.port}, out)
+        os.replace(tmp, path)
 
 
 @contextlib.contextmanager
@@ -96,18 +119,24 @@ def local_store(options: ServeOptions, say: Callable[[str], None]) -> Iterator[L
     options.check()
     if options.port:
         check_port_free(options.port)
-    directory = None
+    directory, kept, port = None, None, options.port or 0
     if options.dir:
         directory = Path(options.dir).expanduser().resolve()
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot make --dir {options.dir}: {exc.strerror}") from None
-    server = LocalSeaweed(directory, s3_port=options.port or 0)
-    if directory is not None:
-        server.access_key, server.secret_key = kept_keys(directory)
+        kept = Kept.read(directory)
+        if not port and kept.port and _port_free(kept.port):
+            port = kept.port
+    server = LocalSeaweed(directory, s3_port=port)
+    if kept is not None:
+        server.access_key, server.secret_key = kept.access_key, kept.secret_key
     try:
         server.start()
+        if kept is not None:
+            kept.port = server.s3_port
+            kept.write()
         S3Client(server.settings()).create_bucket(options.bucket)
         yield LocalStore(endpoint=server.endpoint, bucket=options.bucket, access_key=server.access_key,
                          secret_key=server.secret_key, data_dir=server.workdir, kept=directory is not None,
