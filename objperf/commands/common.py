@@ -138,7 +138,7 @@ def command_main(prog: str, build_parser: Callable, execute: Callable, report: C
 def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
     from objperf.analysis.summary_text import format_summary
-    from objperf.jsontext import dumps
+    from objperf.jsontext import summary_json
     from objperf.run.outcome import left_open_text
 
     prog, say = invocation.prog, invocation.say
@@ -146,8 +146,9 @@ def report(result, args, invocation: Invocation) -> int:
         from objperf.analysis.cost import costs
 
         result.summary["cost"] = costs(result.rows, args.price)
-    if args.json:
-        print(dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
+    if args.json or args.json_sketches:
+        print(summary_json({"run_id": result.run_id, "status": result.status, **result.summary},
+                           sketches=args.json_sketches))
     else:
         print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})",
                              workload=(result.manifest or {}).get("workload")))
