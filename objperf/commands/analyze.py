@@ -77,6 +77,8 @@ def analyze(args, invocation: Invocation) -> dict:
     from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
     from objperf.dataset import load
 
+    if args.figures:
+        require_plots("--figures")
     if args.scan or _rows_said(args.paths) > SCAN_ABOVE:
         return scanned(args, invocation)
     window = parse_window(args.window)
@@ -132,7 +134,9 @@ def scanned(args, invocation: Invocation) -> dict:
 
     from objperf.analysis.scan import scan_summary_by
     from objperf.errors import UsageError
+    from objperf.extras import require
 
+    require("duckdb", "--scan" if args.scan else f"analysing more than {SCAN_ABOVE:,} rows where they lie (--scan)")
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
                                       ("--price", args.price)) if value]
     if given:
@@ -153,6 +157,13 @@ def scanned(args, invocation: Invocation) -> dict:
                                                   ttfb=Sketch.from_json(summary["sketches"]["ttfb_ms"]),
                                                   groups=outcome.get("groups"), by=args.by)
     return outcome
+
+
+def require_plots(what: str) -> None:
+    from objperf.extras import require
+
+    require("matplotlib", what)
+    require("seaborn", what)
 
 
 def report(outcome: dict, args, invocation: Invocation) -> int:

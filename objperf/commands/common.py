@@ -94,6 +94,15 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return interrupted_exit()
+    except ImportError as exc:  # an extra's module, wherever it is imported: which extra to install, in one line
+        from objperf.extras import extra_missing
+
+        if os.environ.get("OBJPERF_DEBUG") or not extra_missing(exc):
+            raise
+        extra = extra_missing(exc)
+        print(f"{prog}: error: {exc.name} is not installed; it comes with the '{extra}' extra: "
+              f"pip install 'objperf[{extra}]'", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # the promise is one line, never a traceback
         if os.environ.get("OBJPERF_DEBUG"):
             raise

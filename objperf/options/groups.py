@@ -153,6 +153,7 @@ class ClusterOptions:
         from objperf.extras import require
 
         require("distributed", "a run on many hosts (--cluster, --local-cluster)")
+        require("dask", "a run on many hosts (--cluster, --local-cluster)")
         if self.cluster and self.local_cluster:
             raise UsageError("--cluster and --local-cluster contradict each other: give one")
         if getattr(self, "no_save", False):

