@@ -47,7 +47,7 @@ class LocalStore:
     def examples(self) -> list[str]:
         """Commands to try against it, in another shell where the exports were pasted."""
         b = self.bucket
-        return [f"objperf put s3://{b}/objects/ --object-size 64MiB --keys 4 --duration 10s",
+        return [f"objperf put s3://{b}/objects/ --object-size 64MiB --keys 4 --requests 4",
                 f"objperf fetch s3://{b}/objects/ --duration 10s --out s3://{b}/runs/fetch-1/",
                 f"objperf analyze s3://{b}/runs/fetch-1/",
                 f"objperf push runs/RUN s3://{b}/shared/RUN/",
