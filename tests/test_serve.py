@@ -49,7 +49,7 @@ class Served:
         port = self.endpoint.rpartition(":")[2]
         return {pid for pid, cmdline in weed_cmdlines().items() if f"-s3.port={port}" in cmdline}
 
-    def stop(self, sig: int = signal.SIGINT, within: float = 10.0) -> tuple[str, float]:
+    def stop(self, sig: int = signal.SIGINT) -> tuple[str, float]:
         t0 = time.monotonic()
         self.proc.send_signal(sig)
         out, err = self.proc.communicate(timeout=60)
@@ -113,6 +113,8 @@ def test_serve_is_a_store_that_objperf_reaches_from_its_exports_and_leaves_nothi
     assert "stopped SeaweedFS" in err and "Traceback" not in err and secret not in err
     assert wait_for(lambda: not (pids & set(weed_cmdlines())), timeout=5), "a weed process outlived serve"
     assert not scratch_dir.exists()
+    port = int(served.endpoint.rpartition(":")[2])
+    assert not Path(f"/tmp/seaweedfs-s3-grpc-{port + 10000}.sock").exists()  # SeaweedFS's own, in /tmp
 
 
 def test_serve_dir_keeps_the_data_and_the_keys_for_the_next_time(tmp_path):
