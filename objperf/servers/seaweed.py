@@ -87,9 +87,11 @@ class LocalSeaweed:
     """
 
     def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False,
-                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None, s3_port: int = 0):
+                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None, s3_port: int = 0,
+                 keep_data: bool = False):
         self._own_dir = workdir is None
         self.wanted_s3_port = s3_port  # 0: a free one (``objperf serve --port`` names its own)
+        self.keep_data = keep_data
         self.workdir = Path(workdir) if workdir else scratch.make("seaweed")
         self.ipv6 = ipv6
         self.tls = tls
@@ -112,7 +114,9 @@ class LocalSeaweed:
         try:
             for attempt in range(1, START_ATTEMPTS + 1):
                 try:
-                    return self._start_once(self.workdir / f"data-{attempt}")
+                    # A directory the caller keeps (objperf serve --dir) holds its data in one place, whichever
+                    # attempt started it.
+                    return self._start_once(self.workdir / ("data-1" if self.keep_data else f"data-{attempt}"))
                 except ServerError as exc:
                     self._stop_processes()
                     if attempt == START_ATTEMPTS or not isinstance(exc, ExitedDuringStartup):

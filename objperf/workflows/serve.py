@@ -127,9 +127,13 @@ def local_store(options: ServeOptions, say: Callable[[str], None]) -> Iterator[L
         except OSError as exc:
             raise UsageError(f"cannot make --dir {options.dir}: {exc.strerror}") from None
         kept = Kept.read(directory)
-        if not port and kept.port and _port_free(kept.port):
-            port = kept.port
-    server = LocalSeaweed(directory, s3_port=port)
+        if not port and kept.port:
+            if _port_free(kept.port):
+                port = kept.port
+            else:
+                say(f"port {kept.port}, which {directory} was served on last, is taken: another one is used "
+                    "(paste its AWS_ENDPOINT_URL again)")
+    server = LocalSeaweed(directory, s3_port=port, keep_data=directory is not None)
     if kept is not None:
         server.access_key, server.secret_key = kept.access_key, kept.secret_key
     try:
