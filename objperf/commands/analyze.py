@@ -36,6 +36,8 @@ def build_parser():
                                 "part_size, host, run_id, op, remote_ip, …)")
     p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
+    p.add_argument("--json-sketches", action="store_true", help="--json with the latency sketches (hundreds of "
+                                                                "buckets each; the dataset's manifest keeps them)")
     p.add_argument("--scan", action="store_true",
                    help="analyse the rows where they lie (DuckDB, objperf[scale]), for more rows than memory holds: "
                         "TTFB from mergeable sketches (within 0.5 %%); --by a row column or workload setting "
@@ -75,6 +77,8 @@ def analyze(args, invocation: Invocation) -> dict:
     from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
     from objperf.dataset import load
 
+    if args.figures:
+        require_plots("--figures")
     if args.scan or _rows_said(args.paths) > SCAN_ABOVE:
         return scanned(args, invocation)
     window = parse_window(args.window)
@@ -130,7 +134,9 @@ def scanned(args, invocation: Invocation) -> dict:
 
     from objperf.analysis.scan import scan_summary_by
     from objperf.errors import UsageError
+    from objperf.extras import require
 
+    require("duckdb", "--scan" if args.scan else f"analysing more than {SCAN_ABOVE:,} rows where they lie (--scan)")
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
                                       ("--price", args.price)) if value]
     if given:
@@ -153,17 +159,24 @@ def scanned(args, invocation: Invocation) -> dict:
     return outcome
 
 
+def require_plots(what: str) -> None:
+    from objperf.extras import require
+
+    require("matplotlib", what)
+    require("seaborn", what)
+
+
 def report(outcome: dict, args, invocation: Invocation) -> int:
     from objperf.analysis.summary_text import format_summary
-    from objperf.jsontext import dumps
+    from objperf.jsontext import summary_json
     from objperf.sanitize import printable_lines
 
     groups = outcome.get("groups")
-    if args.json:
+    if args.json or args.json_sketches:
         data = {"summary": outcome["summary"]}
         if groups is not None:
             data["groups"] = json.loads(groups.to_json(orient="records"))
-        print(dumps(data, indent=2))  # a figure not measured is null: JSON, not Python's NaN
+        print(summary_json(data, sketches=args.json_sketches))  # a figure not measured is null, not Python's NaN
     else:
         print(format_summary(outcome["summary"], title=f"objperf analyze ({outcome['rows']:,} rows)",
                              workload=outcome.get("workload")))

@@ -1,6 +1,7 @@
 """``objperf cleanup [s3://BUCKET/PREFIX]`` — what killed runs left: objperf's multipart uploads still open
 under a prefix (listed, then aborted unless ``--dry-run``), and on this machine the scratch directories and
-local servers of objperf processes that are gone."""
+local servers of objperf processes that are gone (listed, then removed unless ``--dry-run``).  It says what
+it found and what it removed, or that there was nothing to clean."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ PROG = "objperf cleanup"
 
 EXAMPLES = """examples:
   objperf cleanup                                                  # this machine only
+  objperf cleanup --dry-run                                        # what it would remove, nothing removed
   objperf cleanup s3://bench/objperf/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com --dry-run
   objperf cleanup s3://bench/ --every-upload                       # any open upload, not only objperf's
 """
@@ -29,34 +31,62 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args: CleanupOptions, invocation: Invocation):
-    from objperf import scratch
-    from objperf.run.leftovers import Leftovers, abort_uploads, find_uploads
-    from objperf.s3.target import split_s3_url
+    from objperf.workflows.cleanup import cleanup
 
-    found = Leftovers()
-    if args.url:
-        bucket, prefix = split_s3_url(args.url)
-        settings = args.s3_settings()
-        found = find_uploads(settings, bucket, prefix, every_upload=args.every_upload)
-        if not args.dry_run:
-            abort_uploads(settings, found)
-    found.scratch_removed = scratch.sweep()  # directories (and servers) of objperf processes that are gone
-    return found
+    return cleanup(args)
 
 
-def report(found, args, invocation: Invocation) -> int:
+def report(done, args: CleanupOptions, invocation: Invocation) -> int:
     say = invocation.say
-    for path in found.scratch_removed:
-        say(f"removed {path} (left by an objperf process that is gone)")
-    if args.url:
-        verb = "would abort" if args.dry_run else "open"
-        for bucket, key, upload_id in found.uploads:
-            say(f"{verb}: s3://{bucket}/{key} upload id {upload_id}")
-        if not args.dry_run:
-            say(f"aborted {found.aborted} of {len(found.uploads)} open multipart upload(s) under {args.url}")
-    for line in found.not_aborted:
-        print(f"{PROG}: error: not aborted: {line}", file=sys.stderr)
-    return 1 if found.not_aborted else 0
+    for line in here_lines(done):
+        say(line)
+    if done.store is not None:
+        for line in store_lines(done, args):
+            say(line)
+        for line in done.store.not_aborted:
+            print(f"{PROG}: error: not aborted: {line}", file=sys.stderr)
+        return 1 if done.store.not_aborted else 0
+    return 0
+
+
+def here_lines(done) -> list[str]:
+    """This machine's part: each stranded directory (and server), what became of it; or that there was none."""
+    if not done.stranded:
+        return [f"nothing to clean on this machine: no scratch directory in {done.scratch_in} of an objperf "
+                "process that is gone"]
+    removed = {orphan.path for orphan in done.removed}
+    lines = []
+    for orphan in done.stranded:
+        servers = f", and stop its server process(es) {', '.join(map(str, orphan.server_pids))}" \
+            if orphan.servers else ""
+        owner = f"process {orphan.owner}" if orphan.owner else "an objperf process"
+        if done.dry_run:
+            lines.append(f"would remove {orphan.path} (left by {owner}, which is gone){servers}")
+        elif orphan.path in removed:
+            stopped = f"; stopped its server process(es) {', '.join(map(str, orphan.server_pids))}" \
+                if orphan.servers else ""
+            lines.append(f"removed {orphan.path} (left by {owner}, which is gone){stopped}")
+        else:
+            lines.append(f"could not remove {orphan.path} (left by {owner}, which is gone)")
+    verb = "would remove" if done.dry_run else "removed"
+    count = len(done.stranded) if done.dry_run else len(done.removed)
+    lines.append(f"{verb} {count} of {len(done.stranded)} scratch director{'y' if len(done.stranded) == 1 else 'ies'}"
+                 f" left on this machine{' (dry run: nothing removed)' if done.dry_run else ''}")
+    return lines
+
+
+def store_lines(done, args: CleanupOptions) -> list[str]:
+    """The store's part: each open upload, what became of it; or that there was none."""
+    found = done.store
+    whose = "" if args.every_upload else " of objperf's"
+    if not found.uploads:
+        return [f"nothing to clean in the store: no open multipart upload{whose} under {args.url}"]
+    verb = "would abort" if done.dry_run else "open"
+    lines = [f"{verb}: s3://{bucket}/{key} upload id {upload_id}" for bucket, key, upload_id in found.uploads]
+    if done.dry_run:
+        return [*lines, f"would abort {len(found.uploads)} open multipart upload(s){whose} under {args.url} "
+                        "(dry run: nothing aborted)"]
+    return [*lines, f"aborted {found.aborted} of {len(found.uploads)} open multipart upload(s){whose} under {args.url}"]
 
 
 if __name__ == "__main__":

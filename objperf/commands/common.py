@@ -102,6 +102,15 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return interrupted_exit()
+    except ImportError as exc:  # an extra's module, wherever it is imported: which extra to install, in one line
+        from objperf.extras import extra_missing
+
+        if os.environ.get("OBJPERF_DEBUG") or not extra_missing(exc):
+            raise
+        extra = extra_missing(exc)
+        print(f"{prog}: error: {exc.name} is not installed; it comes with the '{extra}' extra: "
+              f"pip install 'objperf[{extra}]'", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # the promise is one line, never a traceback
         if os.environ.get("OBJPERF_DEBUG"):
             raise
@@ -146,7 +155,7 @@ def command_main(prog: str, build_parser: Callable, execute: Callable, report: C
 def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
     from objperf.analysis.summary_text import format_summary
-    from objperf.jsontext import dumps
+    from objperf.jsontext import summary_json
     from objperf.run.outcome import left_open_text
 
     prog, say = invocation.prog, invocation.say
@@ -154,8 +163,9 @@ def report(result, args, invocation: Invocation) -> int:
         from objperf.analysis.cost import costs
 
         result.summary["cost"] = costs(result.rows, args.price)
-    if args.json:
-        print(dumps({"run_id": result.run_id, "status": result.status, **result.summary}, indent=2))
+    if args.json or args.json_sketches:
+        print(summary_json({"run_id": result.run_id, "status": result.status, **result.summary},
+                           sketches=args.json_sketches))
     else:
         print(format_summary(result.summary, title=f"{prog} {result.run_id} ({result.status})",
                              workload=(result.manifest or {}).get("workload")))

@@ -12,7 +12,6 @@ CHECKOUT_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import importlib.util
 
     from objperf.commands.common import run_main
     from objperf.commands.parser import OneLineParser
@@ -28,10 +27,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         from objperf.errors import UsageError
+        from objperf.extras import require
 
-        missing = [m for m in ("nbformat", "nbclient", "ipykernel") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise UsageError(f"running notebooks needs {', '.join(missing)}: pip install 'objperf[lab]'")
+        for module in ("nbformat", "nbclient", "ipykernel", "matplotlib", "seaborn"):
+            require(module, "running the notebooks")
         from objperf.plots.notebooks import is_blank, render
 
         notebooks = sorted(args.notebooks.glob("*.ipynb"))

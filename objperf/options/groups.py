@@ -153,6 +153,7 @@ class ClusterOptions:
         from objperf.extras import require
 
         require("distributed", "a run on many hosts (--cluster, --local-cluster)")
+        require("dask", "a run on many hosts (--cluster, --local-cluster)")
         if self.cluster and self.local_cluster:
             raise UsageError("--cluster and --local-cluster contradict each other: give one")
         if getattr(self, "no_save", False):
@@ -180,6 +181,8 @@ class OutputOptions:
     figures: bool = flag("also draw figures into the dataset directory", group=OUTPUT)
     json: bool = flag("print the summary as JSON (the command line's; from Python, run.summary is it)",
                       group=OUTPUT)
+    json_sketches: bool = flag("--json with the latency sketches (hundreds of buckets each; the dataset's manifest "
+                               "keeps them)", group=OUTPUT)
     price: tuple[str, ...] = option((), "what the run would cost on these providers' list prices: aws-s3, r2, "
                                     "r2-ia, wasabi, b2, gcs (data/prices/)", PROVIDERS, group=OUTPUT)
     object_size: int = option(1 << 30, "object size", SIZE, group=OUTPUT)

@@ -58,7 +58,7 @@ def crc_of_file(path: Path) -> int:
 
 def has_module(name: str) -> bool:
     if not clients.has_module(name):
-        print(f"objperf bench: {name} is not installed, skipped", file=sys.stderr)
+        print(f"objperf bench: {name} is not installed, skipped (pip install 'objperf[peers]')", file=sys.stderr)
         return False
     return True
 

