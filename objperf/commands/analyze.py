@@ -98,7 +98,12 @@ def analyze(args, invocation: Invocation) -> dict:
                "workload": df.attrs["manifest"].get("workload") if whole else None}
     if args.by:
         outcome["groups"] = grouped(selection, args.by)
-    if args.figures:
+    if args.figures and len(args.paths) == 1 and len(selection) == len(df) \
+            and df.attrs.get("manifest", {}).get("kind") == "study":
+        from objperf.plots.studies import draw_study_figures  # a study's own figures, as its notebook draws them
+
+        outcome["figures"] = draw_study_figures(args.paths[0], args.figures)
+    elif args.figures:
         from objperf.plots.figures import draw_run_figures
 
         Path(args.figures).mkdir(parents=True, exist_ok=True)
