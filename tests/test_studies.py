@@ -339,3 +339,14 @@ def test_a_step_that_failed_ends_the_study_and_the_table_says_so(tmp_path):
     assert "failed: the store refused the step" in step_table(steps, grid=["a"]).splitlines()[1]
     assert study_summary(steps, 2, "failed") == "2 steps: 0 measured, 1 failed, 1 not run"
     assert said == ["x step 1/2 a 1: requests 0, failed % - — failed: the store refused the step"]
+
+
+def test_api_study_draws_its_figures_as_it_ends(tmp_path):
+    from objperf import api
+    from objperf.plots.studies import FIGURES
+
+    run = api.study("client-cpu", quick=True, object_size="8MiB", out=tmp_path / "cc", figures=tmp_path / "figs",
+                    progress=False)
+    assert run.status == "complete"
+    assert [p.name for p in run.figures] == [f"client-cpu-{file}" for file, _ in FIGURES["client-cpu"]]
+    assert_figures("client-cpu", tmp_path / "figs")

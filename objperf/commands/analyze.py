@@ -34,7 +34,8 @@ def build_parser():
                    help="only requests started in this window, in seconds from the first request, e.g. 10s..50s")
     p.add_argument("--by", help="a line per value of this column or workload setting (concurrency, range_size, "
                                 "part_size, host, run_id, op, remote_ip, …)")
-    p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
+    p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR "
+                                                     "(a study: its own figures, beside the published values)")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
     p.add_argument("--scan", action="store_true",
                    help="analyse the rows where they lie (DuckDB, objperf[scale]), for more rows than memory holds: "
