@@ -205,10 +205,10 @@ def parsed_table(text: str, grid: list[str]) -> list[dict]:
 
     from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
 
-    lines = text.splitlines()
+    lines = ["  " + line for line in text.splitlines()]  # every header then follows two spaces
     header = lines[0]
     found = sorted((m.start(), name) for name in [*grid, *SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]
-                   for m in re.finditer(r"(?:^|(?<=  ))" + re.escape(name) + r"(?=  |$)", header))
+                   for m in re.finditer(r"(?<=  )" + re.escape(name) + r"(?=  |$)", header))
     spans, at = [], 0
     for start, name in found:
         spans.append((name, at, start + len(name)))
@@ -222,7 +222,10 @@ def step_lines(stderr: str) -> list[tuple[str, str]]:
     """Each step's line: (its figures, its note)."""
     import re
 
-    found = re.findall(r"step \d+/\d+ [^:]*: (.*)", stderr)
+    from objperf.studies.table import SHOWN_MEASURES, SHOWN_RESULTS
+
+    first = "|".join(re.escape(h) for h in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()])
+    found = re.findall(rf"step \d+/\d+ .*?: ((?:{first}) .*)", stderr)  # a grid value may hold ':' (::1)
     return [tuple((line.split(" — ", 1) + [""])[:2]) for line in found]
 
 
@@ -233,7 +236,7 @@ def assert_table_is_its_step_lines(proc, steps) -> None:
 
     from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
 
-    table = proc.stdout.strip()
+    table = proc.stdout.strip("\n")
     grid = [c for c in steps.columns if c in table.splitlines()[0].split()]
     rows, lines = parsed_table(table, grid), step_lines(proc.stderr)
     assert len(rows) == len(lines) == len(steps), (table, proc.stderr)
@@ -242,7 +245,7 @@ def assert_table_is_its_step_lines(proc, steps) -> None:
         for header in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]:
             if header not in row or row[header] == "":
                 continue  # not this step's direction, or not shown
-            said = re.search(re.escape(header) + r" (\S+?)(?:,|$)", figures)
+            said = re.search(r"(?:^|, )" + re.escape(header) + r" (\S+?)(?:,|$)", figures)
             assert said and said.group(1) == row[header], (header, row, figures)
             assert row[header] != "-" or note, f"{header} not measured, and the row does not say why: {row}"
         measured = [v for k, v in row.items() if k in SHOWN_RESULTS.values() and k != "requests" and v not in ("", "-")]
@@ -272,7 +275,7 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
     from objperf import api
     from objperf.commands.analyze import main as analyze
     from objperf.dataset import read_manifest
-    from objperf.plots.studies import FIGURES, PUBLISHED, study_context
+    from objperf.plots.studies import FIGURES, study_context
 
     drawn = api.study_figures(SAMPLE / name, tmp_path / "api")
     assert [p.name for p in drawn] == [f"{name}-{file}" for file, _ in FIGURES[name]]
@@ -293,7 +296,7 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
             [bar for a in axes for bar in a.patches if bar.get_height() == bar.get_height() and bar.get_height() > 0]
         assert measured, f"{file}: nothing measured is drawn"
         if name != "wan":  # the article measured no distance: its TTFB is named in the title instead
-            assert any(label.startswith(PUBLISHED) for label in labels), (file, labels)
+            assert any(label.startswith("published") for label in labels), (file, labels)
         plt.close(ax.figure)
 
 

@@ -147,6 +147,13 @@ class StudyContext:
                          prepare=prepare, measure=measure)
 
     def write_step(self, values: dict, **workload) -> Step:
+        if self.quick and not self.duration_given and "requests" not in workload:
+            # --quick: one part per slot, the step lasting until they are acknowledged (at most
+            # QUICK_WRITE_CAP_S), so that every write step measures something however busy the store
+            w = self.writes(**workload)
+            parts = w.concurrency * min(w.part_size, w.object_size)
+            workload.update(requests=max(1, -(-parts // max(1, w.object_size))),
+                            duration=max(self.duration, QUICK_WRITE_CAP_S))
         return self.step(values, lambda: partial(write_job, self.settings, self.writes(**workload), False),
                          kind="write", on_lost=lambda: partial(abort_lost, self.settings, self.writes(**workload)))
 
@@ -182,15 +189,8 @@ def write_part_size(ctx: StudyContext) -> list[Step]:
             return ctx.object_size
         return _q(ctx, 2 * part, max(ctx.object_size, 8 * part))
 
-    def budget(part: int, c: int) -> dict:
-        # --quick: one part per slot, each step until they are acknowledged (at most QUICK_WRITE_CAP_S), so
-        # that every part size is measured however slow the store; a --duration given is a duration.
-        if not ctx.quick or ctx.duration_given:
-            return {}
-        return {"requests": max(1, -(-c * part // size(part))), "duration": max(ctx.duration, QUICK_WRITE_CAP_S)}
-
     return [ctx.write_step({"part_size": p, "concurrency": c}, object_size=size(p), part_size=p, concurrency=c,
-                           prefix=ctx.key("write-part-size/"), cleanup=True, **budget(p, c))
+                           prefix=ctx.key("write-part-size/"), cleanup=True)
             for p in parts for c in grid]
 
 

@@ -10,6 +10,7 @@ from objperf.studies.grids import DEFAULTS, QUICK_WRITE_CAP_S, STUDY_NAMES, defa
 
 # Steps a study runs beside its grid's: per direction, per address, per mode, its replica sweep.
 _EXTRA = {"key-fanout": 2, "bucket-fanout": 2}
+WRITES = frozenset({"key-fanout", "bucket-fanout", "mixed"})  # studies with write steps beside reads
 _FIXED_STEPS = {"ip-family": 2, "mixed": 3, "sustained": 1, "ceiling-proof": 2}
 
 
@@ -47,6 +48,8 @@ def durations(name: str) -> str:
         if quick and name == "write-part-size":
             said.append(f"{what} {steps} steps, each until one part per slot is acknowledged "
                         f"(at most {QUICK_WRITE_CAP_S:g} s)")
+        elif quick and name in WRITES:
+            said.append(f"{what} {steps} steps of {seconds:g} s, writes until one part per slot is acknowledged")
         else:
             said.append(f"{what} {steps} steps of {seconds:g} s ({_span(steps * seconds)} of load)")
     return "; ".join(said)
