@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from objperf.store_out import StoreOut
 
 __all__ = ["CompareOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run", "StudyOptions",
-           "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study"]
+           "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study", "study_figures"]
 
 _servers: list = []  # the local servers of the ``local_server()`` blocks entered, innermost last
 
@@ -153,6 +153,11 @@ class Run:
     def steps(self):
         """A study's steps: one row per step and repetition, its grid values and results."""
         return getattr(self.outcome, "steps", None)
+
+    @property
+    def figures(self) -> list[Path]:
+        """The figures a study drew (``study(..., figures=DIR)``), as PNG paths."""
+        return list(getattr(self.outcome, "figures", []) or [])
 
     @property
     def samples(self) -> dict:
@@ -299,3 +304,12 @@ put = _command("put", PutOptions, "objperf.workflows.transfers.put", ("url",))
 mixed = _command("mixed", MixedOptions, "objperf.workflows.transfers.mixed", ("url",))
 study = _command("study", StudyOptions, "objperf.workflows.study.study", ("name", "url"))
 compare = _command("compare", CompareOptions, "objperf.workflows.compare.compare", ("url",))
+
+
+def study_figures(path: str | Path, out_dir: str | Path) -> list[Path]:
+    """The figures of a saved study (``study(..., out=PATH)``, ``objperf study NAME --out PATH``, or a bundle of
+    one) as PNG files in ``out_dir``: the ones its notebook draws, with the published values on the same axes.
+    ``study(..., figures=DIR)`` draws them as the study ends; ``objperf analyze PATH --figures DIR`` too."""
+    from objperf.plots.studies import draw_study_figures
+
+    return draw_study_figures(path, out_dir)

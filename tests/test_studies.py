@@ -34,12 +34,20 @@ def run_study(name, out, *extra):
 
 @pytest.mark.parametrize("name", sorted(GRIDS))
 def test_quick_study_holds_its_grid(name, tmp_path):
+    from objperf.studies.listing import planned_steps
+
     out = tmp_path / name
-    proc = run_study(name, out)
+    proc = run_study(name, out, "--figures", str(tmp_path / "figures"))
     column, values = GRIDS[name]
     steps = load_steps(out)
     assert list(steps[column]) == values
     assert (steps["requests"] > 0).all()
+    assert len(steps) == planned_steps(name, quick=True)  # what `objperf study --list` says it runs
+    # Every step measured what it set out to: its quick preset is big enough on the embedded server.
+    assert_table_is_its_step_lines(proc, steps)
+    assert (steps["status"] == "complete").all() and (steps["note"] == "").all(), steps[["status", "note"]]
+    assert f"{name}: {len(steps)} step{'s' if len(steps) > 1 else ''}: {len(steps)} measured;" in proc.stderr
+    assert_figures(name, tmp_path / "figures", proc.stderr)
     rows = load(out)
     assert rows.attrs["manifest"]["kind"] == "study" and rows.attrs["manifest"]["status"] == "complete"
     assert set(rows["step"]) == set(range(len(values)))
@@ -183,5 +191,165 @@ def test_a_studys_table_fits_the_terminal_with_units_and_counts_only_acknowledge
     if "write Gbps (acked)" in header and "steady read Gbps" in header:
         both = steps["write_gbps"] > 0
         rows = [line for line, wrote in zip(lines[1:], both) if wrote]
-        column = header.index("steady read Gbps") + len("steady read Gbps")
-        assert all(row[:column].rstrip().endswith("-") for row in rows)  # no sent bytes shown as a read rate
+        cells = parsed_table(text, [])
+        assert all(cell["steady read Gbps"] == "" for cell, wrote in zip(cells, both) if wrote)  # no sent bytes
+        assert rows  # shown as a read rate
+
+
+# -- the table and the step lines -------------------------------------------------------------------------
+
+
+def parsed_table(text: str, grid: list[str]) -> list[dict]:
+    """The table a study printed, cell by cell under its headers (right-aligned, the note left-aligned)."""
+    import re
+
+    from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
+
+    lines = ["  " + line for line in text.splitlines()]  # every header then follows two spaces
+    header = lines[0]
+    found = sorted((m.start(), name) for name in [*grid, *SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]
+                   for m in re.finditer(r"(?<=  )" + re.escape(name) + r"(?=  |$)", header))
+    spans, at = [], 0
+    for start, name in found:
+        spans.append((name, at, start + len(name)))
+        at = start + len(name)
+    note_at = header.find(NOTE)
+    return [{**{name: line[a:b].strip() for name, a, b in spans},
+             NOTE: line[note_at:].strip() if note_at >= 0 else ""} for line in lines[1:]]
+
+
+def step_lines(stderr: str) -> list[tuple[str, str]]:
+    """Each step's line: (its figures, its note)."""
+    import re
+
+    from objperf.studies.table import SHOWN_MEASURES, SHOWN_RESULTS
+
+    first = "|".join(re.escape(h) for h in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()])
+    found = re.findall(rf"step \d+/\d+ .*?: ((?:{first}) .*)", stderr)  # a grid value may hold ':' (::1)
+    return [tuple((line.split(" — ", 1) + [""])[:2]) for line in found]
+
+
+def assert_table_is_its_step_lines(proc, steps) -> None:
+    """The table's figures are the step lines' (both made from each step's results), and every row has its
+    figures or says why not."""
+    import re
+
+    from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
+
+    table = proc.stdout.strip("\n")
+    grid = [c for c in steps.columns if c in table.splitlines()[0].split()]
+    rows, lines = parsed_table(table, grid), step_lines(proc.stderr)
+    assert len(rows) == len(lines) == len(steps), (table, proc.stderr)
+    for row, (figures, note) in zip(rows, lines):
+        assert row[NOTE] == note
+        for header in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]:
+            if header not in row or row[header] == "":
+                continue  # not this step's direction, or not shown
+            said = re.search(r"(?:^|, )" + re.escape(header) + r" (\S+?)(?:,|$)", figures)
+            assert said and said.group(1) == row[header], (header, row, figures)
+            assert row[header] != "-" or note, f"{header} not measured, and the row does not say why: {row}"
+        measured = [v for k, v in row.items() if k in SHOWN_RESULTS.values() and k != "requests" and v not in ("", "-")]
+        assert measured or note, row
+
+
+def assert_figures(name: str, directory, said: str = "") -> None:
+    """The study's figures exist as PNG files, one per figure its notebook draws, each with something drawn."""
+    from objperf.plots.notebooks import is_blank
+    from objperf.plots.studies import FIGURES
+
+    expected = [directory / f"{name}-{file}" for file, _ in FIGURES[name]]
+    for path in expected:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not is_blank(path), path
+        assert not said or f"figure {path}" in said
+
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_path):
+    """From objperf.api and from objperf analyze, each study's figures: its notebook's kinds, the measured
+    series drawn and, where the article published one, the published figure on the same axes."""
+    import matplotlib.pyplot as plt
+
+    from objperf import api
+    from objperf.commands.analyze import main as analyze
+    from objperf.dataset import read_manifest
+    from objperf.plots.studies import FIGURES, study_context
+
+    drawn = api.study_figures(SAMPLE / name, tmp_path / "api")
+    assert [p.name for p in drawn] == [f"{name}-{file}" for file, _ in FIGURES[name]]
+    assert_figures(name, tmp_path / "api")
+    assert analyze([str(SAMPLE / name), "--figures", str(tmp_path / "analyze")]) == 0
+    assert_figures(name, tmp_path / "analyze")
+    assert not list((tmp_path / "analyze").glob("throughput.png"))  # not the one pooled timeline of a run
+
+    steps, rows = load_steps(SAMPLE / name), load(SAMPLE / name)
+    for file, draw in FIGURES[name]:
+        ax = draw(steps, lambda: rows, study_context(read_manifest(SAMPLE / name)))
+        axes = ax.figure.axes
+        title = ax.get_title()
+        assert title and "_" not in title.splitlines()[0] and "?" not in title, title
+        labels = [t.get_text() for a in axes if a.get_legend() for t in a.get_legend().get_texts()]
+        labels += [line.get_label() for a in axes for line in a.lines]
+        measured = [line for a in axes for line in a.lines if len(line.get_xdata()) > 1] + \
+            [bar for a in axes for bar in a.patches if bar.get_height() == bar.get_height() and bar.get_height() > 0]
+        assert measured, f"{file}: nothing measured is drawn"
+        if name != "wan":  # the article measured no distance: its TTFB is named in the title instead
+            assert any(label.startswith("published") for label in labels), (file, labels)
+        plt.close(ax.figure)
+
+
+def test_study_list_gives_each_question_and_its_durations():
+    from objperf.studies.grids import STUDY_NAMES
+    from objperf.studies.listing import planned_steps, question
+
+    proc = run_cli("objperf", "study", "--list")
+    assert proc.returncode == 0 and not proc.stderr
+    flat = " ".join(proc.stdout.split())
+    for name in STUDY_NAMES:
+        assert question(name).endswith("?")
+        entry = flat.split(f"{name} {question(name)} quick {planned_steps(name, True)} steps", 1)[1]
+        assert f"full {planned_steps(name, False)} steps of" in entry.split(" quick ", 1)[0]
+
+
+def test_a_step_that_measured_nothing_says_why_on_its_row(tmp_path):
+    """Too short for one part of its size: the row says no part was acknowledged, and how long it ran."""
+    out = tmp_path / "short"
+    proc = run_cli("objperf", "study", "write-part-size", "--quick", "--duration", "0.3s", "--grid",
+                   "part_size=128MiB", "--grid", "concurrency=2", "--out", str(out), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    steps = load_steps(out)
+    assert steps["note"].str.startswith("no part acknowledged in").all(), steps["note"]
+    assert "cut when the time was up" in steps["note"].iloc[0]
+    assert_table_is_its_step_lines(proc, steps)
+    assert "why not measured" in proc.stdout and "no part acknowledged in" in proc.stdout
+    assert "1 step: 0 measured, 1 with a figure missing (its row says why)" in proc.stderr
+
+
+def test_a_step_that_failed_ends_the_study_and_the_table_says_so(tmp_path):
+    from objperf.errors import UsageError
+    from objperf.studies.sweep import Step, run_sweep
+    from objperf.studies.table import step_table, study_summary
+
+    def refused(out, hosts=None):
+        raise UsageError("the store refused the step")
+
+    said = []
+    out = run_sweep("x", [Step({"a": 1}, refused), Step({"a": 2}, refused)], tmp_path / "x", say=said.append)
+    steps = load_steps(out)
+    assert list(steps["status"]) == ["failed"] and steps["note"].iloc[0] == "failed: the store refused the step"
+    assert "failed: the store refused the step" in step_table(steps, grid=["a"]).splitlines()[1]
+    assert study_summary(steps, 2, "failed") == "2 steps: 0 measured, 1 failed, 1 not run"
+    assert said == ["x step 1/2 a 1: requests 0, failed % - — failed: the store refused the step"]
+
+
+def test_api_study_draws_its_figures_as_it_ends(tmp_path):
+    from objperf import api
+    from objperf.plots.studies import FIGURES
+
+    run = api.study("client-cpu", quick=True, object_size="8MiB", out=tmp_path / "cc", figures=tmp_path / "figs",
+                    progress=False)
+    assert run.status == "complete"
+    assert [p.name for p in run.figures] == [f"client-cpu-{file}" for file, _ in FIGURES["client-cpu"]]
+    assert_figures("client-cpu", tmp_path / "figs")

@@ -34,7 +34,8 @@ def build_parser():
                    help="only requests started in this window, in seconds from the first request, e.g. 10s..50s")
     p.add_argument("--by", help="a line per value of this column or workload setting (concurrency, range_size, "
                                 "part_size, host, run_id, op, remote_ip, …)")
-    p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR")
+    p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR "
+                                                     "(a study: its own figures, beside the published values)")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
     p.add_argument("--json-sketches", action="store_true", help="--json with the latency sketches (hundreds of "
                                                                 "buckets each; the dataset's manifest keeps them)")
@@ -102,7 +103,12 @@ def analyze(args, invocation: Invocation) -> dict:
                "workload": df.attrs["manifest"].get("workload") if whole else None}
     if args.by:
         outcome["groups"] = grouped(selection, args.by)
-    if args.figures:
+    if args.figures and len(args.paths) == 1 and len(selection) == len(df) \
+            and df.attrs.get("manifest", {}).get("kind") == "study":
+        from objperf.plots.studies import draw_study_figures  # a study's own figures, as its notebook draws them
+
+        outcome["figures"] = draw_study_figures(args.paths[0], args.figures)
+    elif args.figures:
         from objperf.plots.figures import draw_run_figures
 
         Path(args.figures).mkdir(parents=True, exist_ok=True)

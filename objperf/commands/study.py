@@ -15,7 +15,9 @@ from objperf.run.invocation import Invocation
 PROG = "objperf study"
 
 EXAMPLES = """examples:
+  objperf study --list                                               # the studies, their questions
   objperf study read-concurrency --quick --out runs/rc-quick          # embedded SeaweedFS
+  objperf study write-part-size --quick --figures figures/            # and its figures
   objperf study read-concurrency s3://bucket/ --endpoint https://ACCOUNT.r2.cloudflarestorage.com \\
       --region auto --profile r2-test --out runs/r2-read-concurrency
   objperf study hot-object s3://bucket/ --endpoint URL --replicas 8 --out runs/hot
@@ -24,7 +26,25 @@ EXAMPLES = """examples:
 
 
 def build_parser():
-    return options_parser(StudyOptions, PROG, __doc__, EXAMPLES)
+    import argparse
+
+    class ListStudies(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            from objperf.studies.listing import study_list
+
+            try:
+                print(study_list(), flush=True)
+            except BrokenPipeError:  # `objperf study --list | head`: the reader has what it wanted
+                import os
+                import sys
+
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            parser.exit()
+
+    parser = options_parser(StudyOptions, PROG, __doc__, EXAMPLES)
+    parser.add_argument("--list", action=ListStudies, nargs=0,
+                        help="list the studies: each one's question, and how long it runs, quick and full")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,11 +55,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(outcome, options: StudyOptions, invocation: Invocation) -> int:
+    from objperf.dataset import read_manifest
     from objperf.sanitize import printable_lines
-    from objperf.studies.table import step_table
+    from objperf.studies.table import step_table, study_summary
 
     table = outcome.steps
-    print(printable_lines(step_table(table)))
+    manifest = read_manifest(outcome.path)
+    if len(table):
+        print(printable_lines(step_table(table, grid=manifest.get("grid"))))
     if options.name == "hot-object" and "replicas" in table:
         from objperf.analysis.stats import CURED_SHARE, replicas_that_cure
 
@@ -54,7 +77,10 @@ def report(outcome, options: StudyOptions, invocation: Invocation) -> int:
         found = saturation_rate(table)
         invocation.say(f"saturation from {found[0]:g} requests/s: {found[1]}" if found else
                        f"no saturation up to {table['rate'].max():g} requests/s (--grid rate=... goes further)")
-    invocation.say(f"study dataset {outcome.path} ({outcome.status})")
+    for path in outcome.figures:
+        invocation.say(f"figure {path}")
+    invocation.say(f"{options.name}: {study_summary(table, manifest.get('steps_planned'), outcome.status)}; "
+                   f"study dataset {outcome.path} ({outcome.status})")
     if outcome.status == "interrupted":
         return interrupted_exit()
     return 0 if outcome.status == "complete" else EXIT_ERROR

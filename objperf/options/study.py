@@ -54,3 +54,5 @@ class StudyOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     throttle: int = option(8, "embedded server only, hot-object: reads in flight per bucket before it answers 503",
                            COUNT, group=STUDY)
     cleanup: bool = flag(f"delete PREFIX{WORKSPACE} afterwards", group=STUDY)
+    figures: str | None = option(None, "draw the study's figures (its notebook's, beside the published values) as "
+                                 "PNG files into DIR", PATH, metavar="DIR", group=STUDY)

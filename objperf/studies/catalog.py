@@ -4,7 +4,6 @@ runs them and assembles one dataset per study."""
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -18,7 +17,7 @@ from objperf.plan.writes import WriteWorkload
 from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
 from objperf.run.seed import seed_places
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings
-from objperf.studies.grids import FIXED, GRIDS, REFUSED  # noqa: F401 - named here too
+from objperf.studies.grids import FIXED, GRIDS, QUICK_WRITE_CAP_S, REFUSED, default_grid  # noqa: F401
 from objperf.studies.sweep import Step
 
 MIB = 1 << 20
@@ -42,6 +41,7 @@ class StudyContext:
     server: object | None = None  # the embedded LocalSeaweed, when there is one
     url_lifetime: int = URL_LIFETIME_S
     object_size_given: bool = False  # --object-size was given: every step writes objects of that size
+    duration_given: bool = False  # --duration was given: every step lasts that long
     # Workload options the user gave: they win over every study default, --quick's too.
     read_options: dict = field(default_factory=dict)
     write_options: dict = field(default_factory=dict)
@@ -77,9 +77,10 @@ class StudyContext:
         """Parts in flight where a study does not sweep them: the article's 192 (16 with --quick)."""
         return self.write_options.get("concurrency", 16 if self.quick else 192)
 
-    def grid(self, name: str, quick: list, full: list) -> list:
-        """The values a study sweeps ``name`` over: --grid's, else the quick or the full study's."""
-        return self.grids.get(name) or (quick if self.quick else full)
+    def grid(self, study: str, name: str) -> list:
+        """The values ``study`` sweeps ``name`` over: --grid's, else the quick or the full study's
+        (``grids.DEFAULTS``)."""
+        return self.grids.get(name) or default_grid(study, name, self.quick)
 
     def key(self, *parts: str) -> str:
         return self.prefix + "/".join(parts)
@@ -154,6 +155,13 @@ class StudyContext:
                          prepare=prepare, measure=measure)
 
     def write_step(self, values: dict, **workload) -> Step:
+        if self.quick and not self.duration_given and "requests" not in workload:
+            # --quick: one part per slot, the step lasting until they are acknowledged (at most
+            # QUICK_WRITE_CAP_S), so that every write step measures something however busy the store
+            w = self.writes(**workload)
+            parts = w.concurrency * min(w.part_size, w.object_size)
+            workload.update(requests=max(1, -(-parts // max(1, w.object_size))),
+                            duration=max(self.duration, QUICK_WRITE_CAP_S))
         return self.step(values, lambda: partial(write_job, self.settings, self.writes(**workload), False),
                          kind="write", on_lost=lambda: partial(abort_lost, self.settings, self.writes(**workload)))
 
@@ -170,17 +178,19 @@ def _q(ctx: StudyContext, quick, full):
 
 
 def read_concurrency(ctx: StudyContext) -> list[Step]:
-    """GET throughput against concurrency."""
+    """How does GET throughput grow with the requests in flight?
+    GET throughput against concurrency."""
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
-    grid = ctx.grid("concurrency", [1, 4, 16], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+    grid = ctx.grid("read-concurrency", "concurrency")
     return [ctx.read_step({"concurrency": c}, ctx.target([key]), concurrency=c) for c in grid]
 
 
 def write_part_size(ctx: StudyContext) -> list[Step]:
-    """PUT throughput against concurrency for the article's three part sizes (8, 32 and 128 MiB)."""
-    parts = ctx.grid("part_size", [8 * MIB, 32 * MIB, 128 * MIB], [8 * MIB, 32 * MIB, 128 * MIB])
-    grid = ctx.grid("concurrency", [2, 4], [16, 64, 128, 192, 256])
+    """Which part size writes fastest, at which concurrency?
+    PUT throughput against concurrency for the article's three part sizes (8, 32 and 128 MiB)."""
+    parts = ctx.grid("write-part-size", "part_size")
+    grid = ctx.grid("write-part-size", "concurrency")
 
     def size(part: int) -> int:  # objects of several parts each, whatever the part
         if ctx.object_size_given and ctx.object_size > part:
@@ -193,10 +203,11 @@ def write_part_size(ctx: StudyContext) -> list[Step]:
 
 
 def key_fanout(ctx: StudyContext) -> list[Step]:
-    """One key against many, for writes and reads."""
+    """Does spreading the load over many keys beat one key?
+    One key against many, for writes and reads."""
     steps = []
     size = _q(ctx, 8 * MIB, 256 * MIB)
-    for keys in ctx.grid("keys", [1, 4], [1, 32]):
+    for keys in ctx.grid("key-fanout", "keys"):
         prefix = ctx.key(f"key-fanout/k{keys}/")
         steps.append(ctx.write_step({"direction": "write", "keys": keys}, keys=keys, object_size=size,
                                     prefix=prefix))
@@ -212,9 +223,10 @@ def key_fanout(ctx: StudyContext) -> list[Step]:
 
 
 def bucket_fanout(ctx: StudyContext) -> list[Step]:
-    """One bucket against two, for writes and reads.  Each bucket gets the full load, as the article ran a
+    """Does a second bucket add throughput?
+    One bucket against two, for writes and reads.  Each bucket gets the full load, as the article ran a
     loader per bucket: with two buckets, twice the requests in flight (the steps table's concurrency)."""
-    counts = ctx.grid("buckets", [1, 2], [1, 2])
+    counts = ctx.grid("bucket-fanout", "buckets")
     if len(ctx.buckets) < max(counts):
         raise UsageError(f"bucket-fanout needs {max(counts)} buckets: --buckets b1,b2")
     key = ctx.key("bucket-fanout/read-object")
@@ -234,7 +246,8 @@ def bucket_fanout(ctx: StudyContext) -> list[Step]:
 
 
 def ip_family(ctx: StudyContext) -> list[Step]:
-    """IPv4 against IPv6, once per address the endpoint's name resolves to."""
+    """Is IPv4 faster than IPv6 to the same store?
+    IPv4 against IPv6, once per address the endpoint's name resolves to."""
     endpoint = ctx.client.endpoint
     parts = urlsplit(endpoint)
     host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
@@ -257,10 +270,12 @@ def ip_family(ctx: StudyContext) -> list[Step]:
 
 
 def mixed(ctx: StudyContext) -> list[Step]:
-    """Reads alone, writes alone, both together."""
+    """How much do reads and writes take from each other when they run together?
+    Reads alone, writes alone, both together."""
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
-    writes = {"object_size": _q(ctx, 8 * MIB, 256 * MIB), "prefix": ctx.key("mixed/"), "cleanup": True}
+    writes = {"object_size": _q(ctx, 8 * MIB, 256 * MIB), "prefix": ctx.key("mixed/"), "cleanup": True,
+              **_q(ctx, {"concurrency": 4}, {})}  # quick: few enough parts in flight that some are acknowledged
 
     both = ctx.step({"mode": "both"}, lambda: partial(mixed_job, ctx.target([key]), ctx.reads(),
                                                        ctx.writes(**writes), False),
@@ -269,22 +284,27 @@ def mixed(ctx: StudyContext) -> list[Step]:
 
 
 def sustained(ctx: StudyContext) -> list[Step]:
-    """Minutes of reads: throughput per second, drift and errors over time."""
+    """Does throughput hold over minutes, or drift?
+    Minutes of reads: throughput per second, drift and errors over time."""
     from objperf.analysis.stats import drift
 
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
     step = ctx.read_step({"minutes": round(ctx.duration / 60, 3)}, ctx.target([key]),
                          concurrency=_q(ctx, 8, 256))
-    step.measure = lambda rows, summary: drift(rows)
+    bin_s = min(1.0, ctx.duration / 40)  # a trend needs TREND_MIN_BINS full bins: a quick run's are short
+
+    def measure(rows, summary):
+        return {**drift(rows, bin_s=bin_s), "drift_bin_s": bin_s}
+
+    step.measure = measure
     return [step]
 
 
 def ttfb_size(ctx: StudyContext) -> list[Step]:
-    """TTFB and throughput against object size: where a store is request-rate bound."""
-    sizes = ctx.grid("object_size", [1 << 10, 64 << 10, 1 * MIB, 8 * MIB],
-                     [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB,
-                      256 * MIB])
+    """Below which object size is a store bound by requests, not bandwidth?
+    TTFB and throughput against object size: where a store is request-rate bound."""
+    sizes = ctx.grid("ttfb-size", "object_size")
     steps = []
     for size in sizes:
         key = ctx.key(f"ttfb-size/{size}")
@@ -295,7 +315,8 @@ def ttfb_size(ctx: StudyContext) -> list[Step]:
 
 
 def rate_sweep(ctx: StudyContext) -> list[Step]:
-    """Requests started at fixed rates (open loop, ``--rate``) on a small object: the lowest rate at which the
+    """At which request rate does the store saturate?
+    Requests started at fixed rates (open loop, ``--rate``) on a small object: the lowest rate at which the
     first failures come, the rate is no longer achieved, or latency from the schedule bends up is where the
     store (or the path to it) saturates (``objperf.analysis.stats.saturation_rate``)."""
     from objperf.analysis.stats import open_loop_step
@@ -303,7 +324,7 @@ def rate_sweep(ctx: StudyContext) -> list[Step]:
     size = ctx.object_size if ctx.object_size_given else _q(ctx, 4 << 10, 64 << 10)
     key = ctx.key(f"rate-sweep/{size}")
     ctx.ensure_object(ctx.bucket, key, size)
-    rates = ctx.grid("rate", [50, 100, 200, 400, 800], [100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000])
+    rates = ctx.grid("rate-sweep", "rate")
     return [ctx.read_step({"rate": r}, ctx.target([key]), range_size=size, rate=float(r), measure=open_loop_step)
             for r in rates]
 
@@ -318,7 +339,8 @@ def replica_counts(cap: int) -> list[int]:
 
 
 def hot_object(ctx: StudyContext) -> list[Step]:
-    """Many concurrent requests on the same range of one object, at each concurrency; then, at the highest,
+    """When does one hot object start answering 503 SlowDown, and how many replicas cure it?
+    Many concurrent requests on the same range of one object, at each concurrency; then, at the highest,
     the same load spread over 2, 4, 8 … replicas up to ``--replicas``: the curve of the cure, where the 503
     share falls under 1 % (``objperf.analysis.stats.replicas_that_cure``)."""
     size = _q(ctx, 256 << 10, 1 * MIB)
@@ -340,8 +362,8 @@ def hot_object(ctx: StudyContext) -> list[Step]:
             return ctx.target([key], buckets=[b for b, _ in chosen])
         return ctx.target([name for _, name in chosen])
 
-    grid = ctx.grid("concurrency", [16, 48], [16, 32, 64, 128, 256, 512, 1024, 2048])
-    duration = _q(ctx, 1.5, ctx.duration)
+    grid = ctx.grid("hot-object", "concurrency")
+    duration = ctx.duration
     steps = [ctx.read_step({"variant": "single", "replicas": 1, "concurrency": c}, spread(1), concurrency=c,
                            range_size=size, duration=duration) for c in grid]
     hottest = max(grid)
@@ -351,7 +373,8 @@ def hot_object(ctx: StudyContext) -> list[Step]:
 
 
 def wan(ctx: StudyContext) -> list[Step]:
-    """Distance: the same reads through a relay that holds every chunk a set one-way delay
+    """How many requests in flight does a throughput need as the store gets farther away?
+    Distance: the same reads through a relay that holds every chunk a set one-way delay
     (``objperf.servers.delay``), at each concurrency: how many requests in flight a throughput needs as the
     store gets farther (the article's "TTFB is 70 times the RTT", measured).  The relay runs where the step
     runs, in front of the study's endpoint: a study of one machine, not of a cluster."""
@@ -373,13 +396,13 @@ def wan(ctx: StudyContext) -> list[Step]:
     size = ctx.object_size
     ctx.ensure_object(ctx.bucket, key, size)
     upstream = (endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80))
-    delays_ms = ctx.grid("delay_ms", [0, 20], [0, 5, 10, 25, 50])
-    grid = ctx.grid("concurrency", [2, 8], [1, 2, 4, 8, 16, 32, 64, 128])
+    delays_ms = ctx.grid("wan", "delay_ms")
+    grid = ctx.grid("wan", "concurrency")
     steps = []
     for delay_ms in delays_ms:
         for c in grid:
             values = {"delay_ms": delay_ms, "concurrency": c}
-            workload = {"concurrency": c, "duration": _q(ctx, 1.5, ctx.duration)}
+            workload = {"concurrency": c, "duration": ctx.duration}
 
             def run(out, hosts=None, delay_ms=delay_ms, workload=workload):
                 if not delay_ms:
@@ -395,7 +418,8 @@ def wan(ctx: StudyContext) -> list[Step]:
 
 
 def ceiling_proof(ctx: StudyContext) -> list[Step]:
-    """The store read alone, then beside an unrelated HTTP stream: if the NIC carries more in the
+    """Is the store the limit, or this machine's network?
+    The store read alone, then beside an unrelated HTTP stream: if the NIC carries more in the
     second step, the box could take more than the store gave."""
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
@@ -435,11 +459,11 @@ def stream_shares(rows, summary: dict, other_stream: str) -> dict:
 
 
 def client_cpu(ctx: StudyContext) -> list[Step]:
-    """The same read at increasing engine thread counts: where the client stops being a limit."""
+    """How many engine threads does the client need before it stops being the limit?
+    The same read at increasing engine thread counts: where the client stops being a limit."""
     key = ctx.key("read-object")
     ctx.ensure_object(ctx.bucket, key, ctx.object_size)
-    cores = os.cpu_count() or 1
-    grid = ctx.grid("threads", [1, 2], sorted({1, 2, 4, 8, 16, cores, 2 * cores}))
+    grid = ctx.grid("client-cpu", "threads")
     return [ctx.read_step({"threads": t}, ctx.target([key]), threads=t, concurrency=_q(ctx, 8, 256))
             for t in grid]
 

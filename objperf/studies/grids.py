@@ -26,3 +26,42 @@ FIXED: dict[str, frozenset[str]] = {
     "hot-object": frozenset({"concurrency", "range_size"}),
 }
 REFUSED = {name: keys - ({"concurrency"} if name == "bucket-fanout" else set()) for name, keys in FIXED.items()}
+
+
+def client_threads(cores: int | None = None) -> list[int]:
+    """The engine thread counts a full client-cpu study sweeps: powers of two to 16, the machine's cores and
+    twice them."""
+    import os
+
+    cores = cores or os.cpu_count() or 1
+    return sorted({1, 2, 4, 8, 16, cores, 2 * cores})
+
+
+# What each study sweeps by default: (--quick's values, the full study's), by workload keyword.
+DEFAULTS: dict[str, dict[str, tuple[list, list]]] = {
+    "read-concurrency": {"concurrency": ([1, 4, 16], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])},
+    "write-part-size": {"part_size": ([8 << 20, 32 << 20, 128 << 20], [8 << 20, 32 << 20, 128 << 20]),
+                        "concurrency": ([2, 4], [16, 64, 128, 192, 256])},
+    "key-fanout": {"keys": ([1, 4], [1, 32])},
+    "bucket-fanout": {"buckets": ([1, 2], [1, 2])},
+    "ttfb-size": {"object_size": ([1 << 10, 64 << 10, 1 << 20, 8 << 20],
+                                  [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20,
+                                   64 << 20, 256 << 20])},
+    "hot-object": {"concurrency": ([16, 48], [16, 32, 64, 128, 256, 512, 1024, 2048])},
+    "client-cpu": {"threads": ([1, 2], client_threads())},
+    "wan": {"delay_ms": ([0, 20], [0, 5, 10, 25, 50]), "concurrency": ([2, 8], [1, 2, 4, 8, 16, 32, 64, 128])},
+    "rate-sweep": {"rate": ([50, 100, 200, 400, 800], [100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000])},
+}
+
+# Seconds each step lasts, --quick and full, where the study does not set its own.
+QUICK_SECONDS = {"sustained": 4.0, "mixed": 2.0, "hot-object": 1.5, "wan": 1.5}
+FULL_SECONDS = {"sustained": 600.0}
+QUICK_WRITE_CAP_S = 60.0  # a quick write-part-size step writes one part per slot, for at most this long
+
+
+def step_seconds(name: str, quick: bool) -> float:
+    return QUICK_SECONDS.get(name, 1.0) if quick else FULL_SECONDS.get(name, 20.0)
+
+
+def default_grid(name: str, key: str, quick: bool) -> list:
+    return DEFAULTS[name][key][0 if quick else 1]

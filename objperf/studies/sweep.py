@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from objperf.dataset import (
@@ -71,44 +70,40 @@ def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
 
 
 # What every step of every study records beside its grid values, in this order (tests/test_sample.py holds the
-# shipped sample to it).
+# shipped sample to it).  ``directions`` is what the step did ("read", "write", "read+write"), ``status`` how it
+# ended, ``note`` why a figure it should have is missing ("" where it measured what it set out to).
 STEP_RESULTS = ("requests", "errors", "error_rate", "error_codes", "gbps", "read_gbps", "write_gbps", "steady_gbps",
                 "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p99", "rtt_ms", "ttfb_over_rtt", "write_acknowledged_gbps",
                 "seconds_to_full_concurrency", "nic_rx_gbps", "nic_tx_gbps", "client_cores_busy",
-                "client_cpu_s_per_gib")
+                "client_cpu_s_per_gib", "directions", "status", "note")
 
 
-def step_results(rows: pd.DataFrame, summary: dict) -> dict:
-    """What every step reports: requests, errors, throughput (whole and steady), TTFB, NIC, CPU."""
-    from objperf.analysis.stats import (
-        cut_rows,
-        failed_rows,
-        first_byte_rows,
-        seconds_to_full_concurrency,
-        steady_gbps,
-    )
+def step_results(rows: pd.DataFrame, summary: dict, *, status: str = "complete") -> dict:
+    """What every step reports, from its summary (the figures its run printed): requests, errors, throughput
+    (reads received, writes acknowledged), TTFB, NIC, CPU; from its rows only what the summary does not hold
+    (steady throughput, the ramp, the error codes); and why a figure is missing, when one is."""
+    from objperf.analysis.stats import failed_rows, seconds_to_full_concurrency, steady_gbps
 
     data = rows[rows["slot"] >= 0]
-    gets = data[first_byte_rows(data) & (data["op"] == "GET")]
     evidence = summary.get("evidence", {})
     wall = max(summary["wall_s"], 1e-9)
-    failing = failed_rows(data)
-    failed = data[failing]
-    finished = int(len(data) - cut_rows(data).sum())
+    failed = rows[failed_rows(rows)]
     codes = failed["s3_error"].astype(str).where(failed["s3_error"].astype(str) != "",
                                                  "HTTP " + failed["status"].astype(str))
+    directions = summary["directions"]
+    finished = summary["requests"] - summary.get("cut_requests", 0)
     results = {
-        "requests": int(len(data)),
-        "errors": int(failing.sum()),
-        "error_rate": float(failing.sum() / finished) if finished else float("nan"),
+        "requests": int(summary["requests"]),
+        "errors": int(summary["error_requests"]),
+        "error_rate": summary["error_requests"] / finished if finished else float("nan"),
         "error_codes": json.dumps(codes.value_counts().to_dict()),
         "gbps": summary["gbps"],
-        "read_gbps": summary["directions"].get("read", {}).get("gbps", 0.0),
-        "write_gbps": summary["directions"].get("write", {}).get("gbps", 0.0),
+        "read_gbps": directions.get("read", {}).get("gbps", 0.0),
+        "write_gbps": directions.get("write", {}).get("gbps", 0.0),
         "steady_gbps": steady_gbps(data) if len(data) else float("nan"),
         "requests_per_s": summary["requests_per_s"],
-        "ttfb_ms_p50": float(np.percentile(gets["ttfb_s"] * 1000, 50)) if len(gets) else float("nan"),
-        "ttfb_ms_p99": float(np.percentile(gets["ttfb_s"] * 1000, 99)) if len(gets) else float("nan"),
+        "ttfb_ms_p50": summary.get("ttfb_ms_p50", float("nan")),
+        "ttfb_ms_p99": summary.get("ttfb_ms_p99", float("nan")),
         "rtt_ms": summary.get("rtt_ms", float("nan")),
         "ttfb_over_rtt": summary.get("ttfb_over_rtt", float("nan")),
         # NaN, not 0, where no part was acknowledged: a step too short for one measured nothing
@@ -118,9 +113,42 @@ def step_results(rows: pd.DataFrame, summary: dict) -> dict:
         "nic_tx_gbps": evidence.get("nic_tx_bytes", 0) * 8 / wall / 1e9,
         "client_cores_busy": evidence.get("client_cores_busy", float("nan")),
         "client_cpu_s_per_gib": summary["client_cpu_s_per_gib"],
+        "directions": "+".join(name for name in ("read", "write") if name in directions),
+        "status": status,
+        "note": "",
     }
+    results["note"] = unmeasured(summary, status, json.loads(results["error_codes"]))
     assert tuple(results) == STEP_RESULTS
     return results
+
+
+def unmeasured(summary: dict, status: str, codes: dict) -> str:
+    """Why a step lacks a figure it set out to measure ("no part acknowledged in 1 s: 4 cut when the time was
+    up"); "" when it has them all."""
+    wall = summary.get("wall_s", 0.0)
+    said = []
+    if status == "interrupted":
+        said.append(f"interrupted after {wall:.1f} s")
+    elif status == "failed":
+        said.append(f"failed: {summary.get('error') or 'see its dataset'}")
+    if not summary.get("requests"):
+        return "; ".join(said + ["no request was made"])
+    directions = summary["directions"]
+    for name, what in (("read", "no read succeeded"), ("write", "no part acknowledged")):
+        d = directions.get(name)
+        if d is None or d.get("acknowledged_bytes") or (name == "read" and d["requests"] > d["failed"] + d["cut"]):
+            continue
+        why = [f"{d['failed']} failed ({_codes(codes)})" if d["failed"] else "",
+               f"{d['cut']} cut when the time was up" if d["cut"] else ""]
+        said.append(f"{what} in {wall:.3g} s: " + ", ".join(w for w in why if w) if any(why) else
+                    f"{what} in {wall:.3g} s")
+    return "; ".join(said)
+
+
+def _codes(codes: dict) -> str:
+    if len(codes) == 1:
+        return next(iter(codes))
+    return ", ".join(f"{code} ×{count}" for code, count in sorted(codes.items(), key=lambda kv: -kv[1])[:3])
 
 
 def acknowledged_gbps(summary: dict) -> float:
@@ -132,39 +160,94 @@ def acknowledged_gbps(summary: dict) -> float:
     return write["acknowledged_gbps"] if write.get("acknowledged_bytes") else float("nan")
 
 
+def failed_step(error: str) -> dict:
+    """The results of a step that raised before it had a dataset: nothing measured, and why."""
+    nan = float("nan")
+    results = dict.fromkeys(STEP_RESULTS, nan)
+    results.update(requests=0, errors=0, error_codes="{}", directions="", status="failed", note=f"failed: {error}")
+    return results
+
+
 def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1, parameters: dict | None = None,
               say: Callable[[str], None] = print) -> Path:
+    """Every step, ``repeat`` times, into ``out``; each step's line is its row of the study's table (the same
+    results, ``studies.table.row_text``).  A step that ends interrupted or failed ends the study: its row says
+    so, and the steps after it are not run."""
+    from objperf.errors import ObjperfError
+    from objperf.studies.table import row_text
+
     out = Path(out)
     _check_resumable(out, name, parameters or {}, repeat)
     out.mkdir(parents=True, exist_ok=True)
     grid = sorted({k for step in steps for k in step.values})
     manifest = {"format": "objperf-dataset/1", "kind": "study", "study": name, "status": "running",
                 "started_utc": utc_now(), "system": system_info(), "parameters": parameters or {},
-                "grid": grid, "repeat": repeat, "steps": []}
+                "grid": grid, "repeat": repeat, "steps_planned": len(steps) * repeat, "steps": []}
     _write_json(out / MANIFEST, manifest)
     total = len(steps) * repeat
     done = 0
+    results: dict[tuple[int, int], dict] = {}
     for rep in range(repeat):
         for index, step in enumerate(steps):
             done += 1
             step_dir = out / "steps" / f"{index:03d}-{step.slug}-r{rep}"
-            label = f"{name} step {done}/{total} {step.slug} rep {rep + 1}/{repeat}"
+            label = f"{name} step {done}/{total} {step_label(step.values)}" + (f" rep {rep + 1}/{repeat}"
+                                                                             if repeat > 1 else "")
             if _finished(step_dir):
-                say(f"{label}: already done, kept")
+                results[index, rep] = _results(step, index, rep, step_dir)
+                say(f"{label}: already done, kept: {row_text(results[index, rep])}")
             else:
                 if step_dir.exists():
                     shutil.rmtree(step_dir)  # an unfinished earlier attempt
-                result = step.run(step_dir)
-                say(f"{label}: {result.summary['gbps']:.3f} Gbps, {result.summary['requests']} requests, "
-                    f"{result.summary['error_requests']} failed")
-                if result.status != "complete":
-                    manifest["status"] = result.status
-                    _assemble(out, steps, repeat, manifest)
+                try:
+                    status = step.run(step_dir).status
+                except ObjperfError as exc:  # the step could not run: its row says why, the study ends
+                    status = "failed"
+                    if not _has_rows(step_dir):
+                        results[index, rep] = {"step": index, "rep": rep, **step.values, **failed_step(str(exc))}
+                if (index, rep) not in results:
+                    results[index, rep] = _results(step, index, rep, step_dir, status=status)
+                say(f"{label}: {row_text(results[index, rep])}")
+                if status != "complete":
+                    manifest["status"] = status
+                    _assemble(out, steps, repeat, manifest, results)
                     return out
             manifest["steps"].append({"step": index, "rep": rep, **step.values, "dataset": str(step_dir.name)})
     manifest["status"] = "complete"
-    _assemble(out, steps, repeat, manifest)
+    _assemble(out, steps, repeat, manifest, results)
     return out
+
+
+def step_label(values: dict) -> str:
+    """A step's grid values in words: "part_size 8 MiB, concurrency 2"."""
+    from objperf.sizes import format_size
+
+    return ", ".join(f"{k} {format_size(v) if k in SIZE_VALUES and isinstance(v, int) else v}"
+                     for k, v in values.items())
+
+
+SIZE_VALUES = frozenset({"part_size", "object_size", "range_size"})
+
+
+def _has_rows(step_dir: Path) -> bool:
+    try:
+        return "summary" in read_manifest(step_dir)
+    except Exception:
+        return False
+
+
+def _results(step: Step, index: int, rep: int, step_dir: Path, *, status: str | None = None) -> dict:
+    """A step's row of steps.parquet: its grid values, its results and its study's own measures."""
+    rows = load(step_dir)
+    manifest = rows.attrs["manifest"]
+    summary = manifest["summary"]
+    status = status or manifest.get("status", "complete")
+    results = step_results(rows, summary, status=status)
+    extra = dict(step.measure(rows, summary)) if step.measure else {}
+    note = extra.pop("note", "")
+    if note:
+        results["note"] = "; ".join(n for n in (results["note"], note) if n)
+    return {"step": index, "rep": rep, **step.values, **results, **extra}
 
 
 def _check_resumable(out: Path, name: str, parameters: dict, repeat: int) -> None:
@@ -195,22 +278,26 @@ def _finished(step_dir: Path) -> bool:
         return False
 
 
-def _assemble(out: Path, steps: list[Step], repeat: int, manifest: dict) -> None:
+def _assemble(out: Path, steps: list[Step], repeat: int, manifest: dict, results: dict | None = None) -> None:
+    """The study's rows, samples and steps.parquet from its steps' datasets: every step that ran, however it
+    ended (its ``status`` says), each with the results ``results`` holds for it or made from its dataset."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows_parts, nic_parts, cpu_parts, results = [], [], [], []
+    results = dict(results or {})
+    rows_parts, nic_parts, cpu_parts, table = [], [], [], []
     for rep in range(repeat):
         for index, step in enumerate(steps):
             step_dir = out / "steps" / f"{index:03d}-{step.slug}-r{rep}"
-            if not _finished(step_dir):
+            if (index, rep) not in results and not _finished(step_dir):
                 continue
-            rows = load(step_dir)
-            summary = rows.attrs["manifest"]["summary"]
             tags = {"step": index, "rep": rep, **step.values}
-            extra = step.measure(rows, summary) if step.measure else {}
-            results.append({**tags, **step_results(rows, summary), **extra})
-            rows_parts.append(_tagged(rows, tags))
+            if (index, rep) not in results:
+                results[index, rep] = _results(step, index, rep, step_dir)
+            table.append(results[index, rep])
+            if not _has_rows(step_dir):
+                continue
+            rows_parts.append(_tagged(load(step_dir), tags))
             samples = load_samples(step_dir)
             if "nic" in samples:
                 nic_parts.append(_tagged(samples["nic"], tags))
@@ -222,10 +309,10 @@ def _assemble(out: Path, steps: list[Step], repeat: int, manifest: dict) -> None
             shutil.rmtree(directory)
         if parts:
             directory.mkdir(parents=True)
-            table = pa.Table.from_pandas(pd.concat(parts, ignore_index=True), preserve_index=False)
-            pq.write_table(table, directory / "part-00000.parquet", compression="zstd")
-    pd.DataFrame(results).to_parquet(out / "steps.parquet", index=False)
-    manifest.update(ended_utc=utc_now(), rows=int(sum(len(p) for p in rows_parts)), steps_done=len(results),
+            frame = pa.Table.from_pandas(pd.concat(parts, ignore_index=True), preserve_index=False)
+            pq.write_table(frame, directory / "part-00000.parquet", compression="zstd")
+    pd.DataFrame(table).to_parquet(out / "steps.parquet", index=False)
+    manifest.update(ended_utc=utc_now(), rows=int(sum(len(p) for p in rows_parts)), steps_done=len(table),
                     files=file_digests(out))
     _write_json(out / MANIFEST, manifest)
 

@@ -5,7 +5,7 @@ columns."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ from objperf.layout import local_place
 from objperf.options.kinds import COUNT, SIZE
 from objperf.options.study import WORKSPACE, StudyOptions
 from objperf.run.invocation import Invocation, default_out
-from objperf.studies.grids import GRIDS, REFUSED
+from objperf.studies.grids import GRIDS, REFUSED, step_seconds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,6 +25,7 @@ class StudyOutcome:
     path: Path
     status: str  # complete | interrupted | failed: how the study's last step ended
     steps: pd.DataFrame
+    figures: list[Path] = field(default_factory=list)  # --figures: the study's figures drawn
 
 
 def study(options: StudyOptions, invocation: Invocation) -> StudyOutcome:
@@ -36,12 +37,20 @@ def study(options: StudyOptions, invocation: Invocation) -> StudyOutcome:
     if not options.out:
         options.out = str(default_out(f"study-{options.name}"))
     local_place(options.out)  # before any server starts
+    if options.figures:
+        from objperf.plots import studies  # noqa: F401 - a missing extra is said before any step runs
     if not options.cluster_asked():
-        return run_target(options, invocation)
-    from objperf.cluster.runner import cluster_of
+        outcome = run_target(options, invocation)
+    else:
+        from objperf.cluster.runner import cluster_of
 
-    with cluster_of(options, invocation) as cluster:
-        return run_target(options, invocation, cluster)
+        with cluster_of(options, invocation) as cluster:
+            outcome = run_target(options, invocation, cluster)
+    if options.figures and len(outcome.steps):
+        from objperf.plots.studies import draw_study_figures
+
+        outcome.figures = draw_study_figures(outcome.path, options.figures)
+    return outcome
 
 
 def run_target(options: StudyOptions, invocation: Invocation, cluster=None) -> StudyOutcome:
@@ -73,7 +82,7 @@ QUICK_OBJECT_SIZE = 32 << 20
 
 def quick_duration(name: str) -> float:
     """Seconds per step of a --quick study."""
-    return 4.0 if name == "sustained" else 1.0
+    return step_seconds(name, True)
 
 
 def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
@@ -84,7 +93,7 @@ def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocat
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")
     quick = options.quick
-    default_duration = quick_duration(options.name) if quick else (600.0 if options.name == "sustained" else 20.0)
+    default_duration = step_seconds(options.name, quick)
     ctx = StudyContext(settings=settings, bucket=bucket, prefix=prefix + WORKSPACE, quick=quick,
                        duration=options.duration or default_duration,
                        object_size=options.object_size or (QUICK_OBJECT_SIZE if quick else (1 << 30)),
@@ -103,6 +112,7 @@ def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocat
                          f"{max(sources)} source addresses or NICs")
     ctx.swept = FIXED.get(options.name, frozenset())
     ctx.object_size_given = options.object_size is not None
+    ctx.duration_given = options.duration is not None
     steps = expanded(on_hosts(STUDIES[options.name](ctx), hosts), "sources", sources, ctx.with_sources)
     if server is not None and options.name == "hot-object":
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
