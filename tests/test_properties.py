@@ -114,7 +114,7 @@ def test_no_url_password_survives_redaction(password):
 def test_a_secret_on_a_command_line_is_blanked(flag, secret):
     sep = "" if flag.endswith(("=", " ")) else " "
     command = f"warp get --host h:9000 {flag}{sep}{secret} --duration 1m"
-    assert secret not in bounded.redact_command(command)
+    assert secret not in bounded.redact_command(command).removesuffix(" --duration 1m")  # 'durati' is no secret
 
 
 @FAST
