@@ -44,14 +44,14 @@ def durations(name: str) -> str:
     said = []
     for quick in (True, False):
         steps, seconds = planned_steps(name, quick), step_seconds(name, quick)
-        what = "quick" if quick else "full"
+        what = f"{'quick' if quick else 'full'} {steps} step{'s' if steps != 1 else ''}"
         if quick and name == "write-part-size":
-            said.append(f"{what} {steps} steps, each until one part per slot is acknowledged "
+            said.append(f"{what}, each until one part per slot is acknowledged "
                         f"(at most {QUICK_WRITE_CAP_S:g} s)")
         elif quick and name in WRITES:
-            said.append(f"{what} {steps} steps of {seconds:g} s, writes until one part per slot is acknowledged")
+            said.append(f"{what} of {seconds:g} s, writes until one part per slot is acknowledged")
         else:
-            said.append(f"{what} {steps} steps of {seconds:g} s ({_span(steps * seconds)} of load)")
+            said.append(f"{what} of {seconds:g} s ({_span(steps * seconds)} of load)")
     return "; ".join(said)
 
 
