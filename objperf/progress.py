@@ -83,13 +83,15 @@ class Progress:
         if elapsed - t_prev < (LINE_EVERY_S if t_prev else FIRST_LINE_S):
             return
         self._last_line = (elapsed, nbytes, nrequests)
-        if self.total_bytes:
-            done = f"{nbytes / MIB:.0f}/{self.total_bytes / MIB:.0f} MiB"
-        else:
-            done = f"{elapsed:.1f}/{self.total_s:g} s" if self.total_s else f"{elapsed:.1f} s"
         label = f"{self.label} " if self.label else ""
-        self._say(f"  {label}{done}  {rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)}  "
-                  f"{nerrors} failed")
+        rate = rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)
+        if self.total_bytes:  # bytes of a known total (seeding): how far, how fast
+            rate = rate.rsplit("  ", 1)[0]
+            self._say(f"  {label}{nbytes / MIB:.0f}/{self.total_bytes / MIB:.0f} MiB "
+                      f"({nbytes / self.total_bytes:.0%})  {rate}")
+            return
+        done = f"{elapsed:.1f}/{self.total_s:g} s" if self.total_s else f"{elapsed:.1f} s"
+        self._say(f"  {label}{done}  {rate}  {nerrors} failed")
 
     def say(self, text: str) -> None:
         """A line between the bar's updates (the bar drawn again under it)."""
