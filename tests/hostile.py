@@ -31,6 +31,8 @@ Modes (``MODES`` holds them all):
   the connection closed.
 - ``get-body-cut``: every GET's answer says its whole length, sends half of it, and the connection closes.
 - ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
+- ``reopened-after-abort``: an upload aborted once is listed open again (a late part re-opened it), until it
+  is aborted a second time.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ MODES = (
     "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
-    "not-http", "write-acked-early", "get-body-cut", "redirect",
+    "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -70,6 +72,7 @@ class HostileS3:
         self.page_keys = page_keys
         self.tls = tls  # (certificate, key) PEM files: speak HTTPS
         self.calls: dict[str, int] = {}
+        self.aborts: dict[str, int] = {}  # by key
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self._server: http.server.ThreadingHTTPServer | None = None
@@ -213,6 +216,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not key and "list-type" in query:
             self._list(query)
             return
+        if not key and "uploads" in query:
+            self._list_uploads(query)
+            return
         h.count("GET")
         if h.mode == "get-stall":
             h.stopping.wait()
@@ -250,6 +256,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._answer(206, body, {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
+
+    def _list_uploads(self, query: dict[str, list[str]]) -> None:
+        h = self.hostile
+        h.count("LIST_UPLOADS")
+        prefix = query.get("prefix", [""])[0]
+        with h.lock:
+            open_again = sorted(k for k, n in h.aborts.items() if n == 1 and k.startswith(prefix)) \
+                if h.mode == "reopened-after-abort" else []
+        uploads = "".join(f"<Upload><Key>{_xml(k)}</Key><UploadId>up-1</UploadId></Upload>" for k in open_again)
+        self._answer(200, (f"<?xml version='1.0'?><ListMultipartUploadsResult><Bucket>{h.bucket}</Bucket>"
+                           f"<IsTruncated>false</IsTruncated>{uploads}</ListMultipartUploadsResult>").encode(),
+                     {"Content-Type": "application/xml"})
 
     def _list(self, query: dict[str, list[str]]) -> None:
         h = self.hostile
@@ -329,8 +347,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         h = self.hostile
-        _, _, query = self._where()
+        _, key, query = self._where()
         h.count("ABORT_MPU" if "uploadId" in query else "DELETE")
+        if "uploadId" in query:
+            with h.lock:
+                h.aborts[key] = h.aborts.get(key, 0) + 1
         self._answer(204)
 
 

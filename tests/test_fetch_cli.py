@@ -40,7 +40,7 @@ def test_fetch_writes_a_loadable_dataset(store, tmp_path):
     proc = fetch(store, f"s3://{store.bucket}/data/odd.bin", "--range-size", "1MiB", "-c", "3", "--out", str(out),
                  "--verify")
     assert proc.returncode == 0, proc.stderr
-    assert "throughput" in proc.stdout and "TTFB" in proc.stdout and "per GiB transferred" in proc.stdout
+    assert "throughput" in proc.stdout and "TTFB" in proc.stdout and "per GiB received" in proc.stdout
     df = load(out)
     assert len(df) == 6 and df["bytes"].sum() == store.objects["data/odd.bin"]
     manifest = df.attrs["manifest"]

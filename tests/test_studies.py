@@ -309,8 +309,9 @@ def test_study_list_gives_each_question_and_its_durations():
     flat = " ".join(proc.stdout.split())
     for name in STUDY_NAMES:
         assert question(name).endswith("?")
-        entry = flat.split(f"{name} {question(name)} quick {planned_steps(name, True)} steps", 1)[1]
-        assert f"full {planned_steps(name, False)} steps of" in entry.split(" quick ", 1)[0]
+        quick, full = planned_steps(name, True), planned_steps(name, False)
+        entry = flat.split(f"{name} {question(name)} quick {quick} step{'s' if quick != 1 else ''}", 1)[1]
+        assert f"full {full} step{'s' if full != 1 else ''} of" in entry.split(" quick ", 1)[0]
 
 
 def test_a_step_that_measured_nothing_says_why_on_its_row(tmp_path):

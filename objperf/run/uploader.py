@@ -18,7 +18,7 @@ from objperf._engine.config import queue_engine
 from objperf.errors import ObjperfError
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
-from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, write_targets
+from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key, write_targets
 from objperf.progress import phase
 from objperf.run.drive import drain_until_done
 from objperf.run.recorder import Recorder
@@ -438,8 +438,32 @@ class Uploader:
                 outcomes = list(pool.map(self._send_abort, sent))
         else:
             outcomes = [self._send_abort(upload) for upload in sent]
+        taken = []
         for upload, outcome in zip(sent, outcomes):
             if not outcome.ok and outcome.status != 404:  # 404 NoSuchUpload: nothing is left open
+                self.left_open.append(f"s3://{upload.bucket}/{upload.key} upload id {upload.upload_id}")
+            else:
+                taken.append(upload)
+            self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
+        self._abort_reopened(taken)
+
+    def _abort_reopened(self, aborted: list[Upload]) -> None:
+        """A store may still write a cut part after it took the upload's abort, and so open the upload again
+        (SeaweedFS did, on a busy machine): those the store lists still, it is told again, once."""
+        if not aborted:
+            return
+        prefix = object_key(self.workload.prefix, self.recorder.run_id, 0).removesuffix("00000")
+        ids = {(u.bucket, u.key, u.upload_id): u for u in aborted}
+        again = []
+        for bucket in sorted({u.bucket for u in aborted}):
+            try:
+                listed = self.multipart.open_uploads(bucket, prefix)
+            except ObjperfError:
+                continue  # the aborts were taken: a listing that fails now leaves nothing known open
+            again += [ids[bucket, key, upload_id] for key, upload_id in listed if (bucket, key, upload_id) in ids]
+        for upload in again:
+            outcome = self._send_abort(upload)
+            if not outcome.ok and outcome.status != 404:
                 self.left_open.append(f"s3://{upload.bucket}/{upload.key} upload id {upload.upload_id}")
             self.recorder.add(control_row("ABORT_MPU", upload.index, outcome))
 

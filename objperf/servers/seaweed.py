@@ -151,8 +151,13 @@ class LocalSeaweed:
         used: set[int] = {self.wanted_s3_port, self.wanted_s3_port + 10000} if self.wanted_s3_port else set()
         self.master_port, volume, self.filer_port, self.s3_port, admin = (free_port(avoid=used) for _ in range(5))
         self.s3_port = self.wanted_s3_port or self.s3_port
+        # (the filer's, master's and volume's only a shutdown removes: a killed server leaves them)
         self._grpc_sockets = [f"/tmp/seaweedfs-admin-grpc-{admin + 10000}.sock",
-                              f"/tmp/seaweedfs-s3-grpc-{self.s3_port + 10000}.sock"]
+                              f"/tmp/seaweedfs-s3-grpc-{self.s3_port + 10000}.sock",
+                              f"/tmp/seaweedfs-filer-{self.filer_port}.sock",
+                              f"/tmp/seaweedfs-filer-grpc-{self.filer_port + 10000}.sock",
+                              f"/tmp/seaweedfs-master-grpc-{self.master_port + 10000}.sock",
+                              f"/tmp/seaweedfs-volume-grpc-{volume + 10000}.sock"]
         master = self.master_port
         env = {**os.environ, "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
         args = [weed, *self._log_flags(), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
