@@ -7,7 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.schema import cut_requests, failed_requests, first_byte_requests, ok_requests
+from objperf.schema import DIRECTIONS, OPS, cut_requests, failed_requests, first_byte_requests, ok_requests
+
+DIRECTION_OPS = {name: tuple(OPS[code] for code in codes) for name, codes in DIRECTIONS.items()}
 
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
@@ -31,6 +33,42 @@ def failed_rows(df: pd.DataFrame) -> pd.Series:
     return failed_requests(df["curl_code"], df["status"])
 
 
+def _of_ops(op: pd.Series, codes: tuple[int, ...]) -> np.ndarray:
+    """True where ``op`` (names, as loaded; or the engine's codes) is one of ``codes``."""
+    names = [OPS[code] for code in codes]
+    if isinstance(op.dtype, pd.CategoricalDtype):  # a dataset's ops: test the few categories, not every row
+        wanted = [i for i, category in enumerate(op.cat.categories) if str(category) in names]
+        return np.isin(op.cat.codes.to_numpy(), wanted)
+    values = op.to_numpy()
+    if np.issubdtype(values.dtype, np.integer):
+        return np.isin(values, codes)
+    return np.isin(values.astype(str), names)
+
+
+def direction_of(df: pd.DataFrame) -> pd.Series:
+    """Each row's direction, ``read`` or ``write`` (``schema.DIRECTIONS``); None for the control plane's rows
+    (CREATE_MPU, COMPLETE_MPU, ...), which move no body."""
+    found = np.full(len(df), None, dtype=object)
+    if "op" in df:
+        for name, codes in DIRECTIONS.items():
+            found[_of_ops(df["op"], codes)] = name
+    return pd.Series(found, index=df.index, name="direction")
+
+
+def measured_bytes(df: pd.DataFrame) -> np.ndarray:
+    """The bytes each row counts as done: a read's bytes received (a cut GET's too, what had arrived), a
+    write's only where the store acknowledged it (answered 2xx): a part cut or refused acknowledged nothing,
+    whatever was sent of it."""
+    nbytes = df["bytes"].to_numpy(float)
+    if "op" not in df or not {"curl_code", "status"} <= set(df.columns):
+        return nbytes
+    writes = _of_ops(df["op"], DIRECTIONS["write"])
+    if not writes.any():
+        return nbytes
+    acknowledged = np.asarray(ok_requests(df["curl_code"].to_numpy(), df["status"].to_numpy()))
+    return np.where(writes & ~acknowledged, 0.0, nbytes)
+
+
 def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Bytes delivered by time ``at``, each request's bytes spread evenly over [start, end]."""
     ends = np.maximum(ends, starts + 1e-9)
@@ -51,13 +89,19 @@ def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, 
 def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None = None,
                         aligned: bool = False) -> pd.DataFrame:
     """Gbps per time bin (``t_s`` from the first request's start), optionally per group ``by``; ``aligned``:
-    each group's ``t_s`` from its own first start (runs made one after another, overlaid).
+    each group's ``t_s`` from its own first start (runs made one after another, overlaid).  ``by="direction"``
+    (a column the rows need not hold) gives a line per direction, read and write; the control plane's rows
+    only place the start and the end.
 
-    A request's bytes are spread between its first byte (``t_start + ttfb_s``) and its last
-    (``t_start + total_s``), so long transfers count in every bin they span."""
+    What a bin counts is what was done (``measured_bytes``): bytes received for reads, bytes the store
+    acknowledged for writes.  A request's bytes are spread between its first byte (``t_start + ttfb_s``) and
+    its last (``t_start + total_s``), so long transfers count in every bin they span."""
     if df.empty:
         return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
-    groups = df.groupby(by, observed=True) if by else [(None, df)]
+    df = df.assign(_measured=measured_bytes(df))
+    if by == "direction" and "direction" not in df:
+        df = df.assign(direction=direction_of(df))
+    groups = df.groupby(by, observed=True, sort=True) if by else [(None, df)]
     frames = []
     for name, part in groups:
         t0 = float((part if aligned else df)["t_start"].min())
@@ -65,7 +109,7 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
         edges = np.arange(0.0, end + bin_s, bin_s)
         starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
         ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
-        cumulative = _cumulative_bytes(starts, ends, part["bytes"].to_numpy(float), edges)
+        cumulative = _cumulative_bytes(starts, ends, part["_measured"].to_numpy(float), edges)
         frame = pd.DataFrame({"t_s": edges[:-1], "gbps": np.diff(cumulative) * 8 / bin_s / 1e9})
         if by:
             frame[by] = name
@@ -135,12 +179,16 @@ def overlap_bytes(df: pd.DataFrame, start, end) -> np.ndarray:
 
 
 def steady_gbps(df: pd.DataFrame) -> float:
-    """Throughput within the steady window, each request's bytes spread over its transfer."""
+    """Throughput within the steady window, each request's bytes spread over its transfer: bytes received for
+    reads, bytes the store acknowledged for writes (``measured_bytes``)."""
     start, end = steady_window(df)
     data = df[df["slot"] >= 0]
     if data.empty or not end > start:
         return float("nan")
-    return float(overlap_bytes(data, start, end).sum()) * 8 / (end - start) / 1e9
+    t_start = data["t_start"].to_numpy(float)
+    inside = _inside(t_start, data["ttfb_s"].to_numpy(float), t_start + data["total_s"].to_numpy(float),
+                     measured_bytes(data), start, end)
+    return float(inside.sum()) * 8 / (end - start) / 1e9
 
 
 CHUNK_ROWS = 1 << 20  # big enough to vectorise, small enough that temporaries are reused, not faulted in
@@ -165,7 +213,8 @@ def _grid_codes(column: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray],
 
 
 def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFrame:
-    """Steady-state and whole-run Gbps and request counts per value of ``by``: what
+    """Steady-state and whole-run Gbps (reads' bytes received, writes' acknowledged) and request counts per
+    value of ``by``: what
     ``plots.throughput_against_concurrency`` draws, straight from a study's rows.  Two passes over chunks of rows
     with bincounts and ufunc.at (no sorting), so ten million rows take well under a second."""
     data = df if (df["slot"] >= 0).all() else df[df["slot"] >= 0]
@@ -173,7 +222,7 @@ def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFr
     ngroups = len(values)
     thread, slot_no = data["thread"].to_numpy(), data["slot"].to_numpy()
     t_start, ttfb, total = (data[c].to_numpy(float) for c in ("t_start", "ttfb_s", "total_s"))
-    nbytes = data["bytes"].to_numpy()
+    nbytes = measured_bytes(data)  # a write's acknowledged bytes
     threads = int(thread.max()) + 1 if len(thread) else 1
     width = int(slot_no.max()) + 1 if len(slot_no) else 1
     cells = ngroups * threads * width  # one per (group, thread, slot)
