@@ -380,7 +380,8 @@ def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]
             delivered[first] += nbytes or 0
             continue
         delivered[first] += head
-        delivered[last] += tail
+        # an end on the last edge (the last end itself, bins of bin_s across) is in the last bin, for all its width
+        delivered[last] += tail + (rate * (be - last) * bin_s if be > last else 0.0)
         if last > first + 1:  # the bins strictly between get the rate for their whole width
             between[first + 1] += rate
             between[last] -= rate

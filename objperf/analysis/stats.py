@@ -107,6 +107,8 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
         t0 = float((part if aligned else df)["t_start"].min())
         end = float(((part if aligned else df)["t_start"] + (part if aligned else df)["total_s"]).max()) - t0
         edges = np.arange(0.0, end + bin_s, bin_s)
+        if len(edges) < 2:  # requests that took no time: one bin, as the scanned timeline has
+            edges = np.array([0.0, bin_s])
         starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
         ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
         cumulative = _cumulative_bytes(starts, ends, part["_measured"].to_numpy(float), edges)
@@ -114,6 +116,8 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
         if by:
             frame[by] = name
         frames.append(frame)
+    if not frames:  # no row of any group (by="direction" of the control plane's rows alone)
+        return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -63,9 +63,16 @@ def _count(value) -> bool:
 
 
 def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | None = None) -> list[Path]:
-    """The figures of one run that have something to draw, beside its dataset: throughput.png (a line per
-    direction; writes as the store acknowledged them; the run's measured end marked) and, where a GET had a
-    first byte, ttfb.png; titled in words with the run's context when its manifest is given."""
+    """The figures of one run that have something to draw (``run_figures``), saved as PNG files in
+    ``directory`` (beside its dataset); their paths."""
+    return _saved(directory, run_figures(df, manifest))
+
+
+def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[str, object]]:
+    """(file name, Axes) of each figure of one run that has something to draw: throughput.png (a line per
+    direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked)
+    and, where a GET had a first byte, ttfb.png; titled in words with the run's context when its manifest is
+    given (or in ``df.attrs``).  Rows of no request draw nothing."""
     from objperf import plots
 
     if not len(df):
@@ -74,7 +81,7 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
         df = df.copy(deep=False)  # the figures read the run's measured end from the rows' manifest
         df.attrs = {**df.attrs, "manifest": manifest}
     manifest = df.attrs.get("manifest")
-    context = textwrap.fill(run_context(manifest), 72) if manifest else ""
+    context = textwrap.fill(run_context(manifest), 72) if isinstance(manifest, dict) else ""
 
     def titled(words: str) -> str:
         return f"{words}\n{context}" if context else words
@@ -82,7 +89,7 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
     drawn = [("throughput.png", plots.throughput_over_time(df, title=titled(plots.timeline_title(df))))]
     if len(plots.first_byte_gets(df)):
         drawn.append(("ttfb.png", plots.ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
-    return _saved(directory, drawn)
+    return drawn
 
 
 def _saved(directory: str | Path, drawn: list) -> list[Path]:
