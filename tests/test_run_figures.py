@@ -244,3 +244,73 @@ def test_figures_of_nothing_are_refused_in_words():
     with pytest.raises(plots.NothingToDraw):
         plots.sketch_distribution(Sketch())
     assert run_figures(rows.iloc[:0]) == []
+
+
+# -- runs compared (objperf diff --figures) --------------------------------------------------------------------
+
+def test_diff_draws_one_figure_per_kind_holding_every_run(runs, tmp_path):
+    from objperf.analysis.diff import compare_runs, load_runs
+    from objperf.plots.diffs import METRIC_WORDS, diff_figures
+
+    kinds = ["fetch", "put", "mixed", "cluster"]
+    out = tmp_path / "figures"
+    done = run_cli("objperf", "diff", *(str(runs[k]) for k in kinds), "--figures", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["changes.png", "throughput.png", "ttfb.png"]
+    assert done.stderr.count("figure ") == 3
+    loaded = load_runs(*(runs[k] for k in kinds))
+    drawn = dict(diff_figures(loaded, compare_runs(loaded)))
+    assert sorted(drawn) == ["changes.png", "throughput.png", "ttfb.png"]
+    for name, ax in drawn.items():
+        assert ax.has_data() and "_" not in ax.get_title(), name
+        assert ax.get_xlabel().endswith(("(s)", "(ms)", "(%)")), ax.get_xlabel()
+    timeline = drawn["throughput.png"]
+    assert timeline.get_title() == "Throughput over time" and timeline.get_ylabel() == "throughput (Gbps)"
+    lines = {line.get_label(): line for line in timeline.get_lines()}
+    assert sorted(lines) == sorted(["fetch", "put (writes, acknowledged)", "mixed: read",
+                                    "mixed: write (acknowledged)", "cluster"])
+    for label, line in lines.items():  # each from its own start, holding what it measured
+        run = label.split(":")[0].split(" ")[0]
+        assert line.get_xdata()[0] == 0
+        direction = "write" if "write" in label else "read"
+        assert drawn_bytes(line) == pytest.approx(acknowledged(loaded[run], direction), rel=1e-6, abs=1)
+    ttfb = drawn["ttfb.png"]
+    assert ttfb.get_title() == "Time to first byte"
+    assert sorted(line.get_label().split(":")[0] for line in ttfb.get_lines()) == ["cluster", "fetch", "mixed"]
+    assert "no GET in put" in next(t.get_text() for t in ttfb.texts if t.get_gid() == plots.NOTE)
+    changes = drawn["changes.png"]
+    assert changes.get_title() == "What changed, beyond the noise"
+    assert [t.get_text() for t in changes.get_yticklabels()] == list(METRIC_WORDS.values())
+    assert "cluster against fetch" in changes.get_xlabel()
+    legend = [t.get_text() for t in changes.get_legend().get_texts()]
+    assert "noise: the runs' own per-second spread" in legend  # each bar's verdict: test_changes_are_coloured_...
+    assert set(legend) <= {"noise: the runs' own per-second spread", "beyond the noise", "within the noise",
+                           "no noise measured"}
+
+
+def test_diff_of_write_runs_draws_no_ttfb_and_says_a_null_change_is_within_the_noise(runs, tmp_path):
+    from objperf.plots.figures import draw_diff_figures
+
+    drawn = draw_diff_figures([runs["put"], runs["put"]], tmp_path / "f")
+    assert [p.name for p in drawn] == ["throughput.png", "changes.png"]
+
+
+def test_changes_are_coloured_by_their_verdict():
+    from objperf.analysis.diff import compare_runs
+    from objperf.plots.diffs import VERDICT_COLOURS, changes_beyond_noise
+
+    rng = np.random.default_rng(5)
+    runs = {}
+    for label, size in (("before", MIB), ("after", 3 * MIB)):  # three times the bytes a request: beyond any noise
+        starts = np.sort(rng.random(400) * 10)
+        runs[label] = pd.DataFrame({
+            "op": pd.Categorical(["GET"] * 400), "status": np.int16(206), "curl_code": np.int32(0),
+            "bytes": np.int64(size), "t_start": 1e9 + starts, "ttfb_s": 0.01, "total_s": 0.1,
+            "slot": np.arange(400) % 4, "thread": 0, "s3_error": "", "run_id": label, "host": "h"})
+    table = compare_runs(runs)
+    ax = changes_beyond_noise(table)
+    gbps = table[table["metric"] == "gbps"].iloc[0]
+    assert gbps["beyond_noise"] is True and gbps["change_pct"] == pytest.approx(200, rel=0.05)
+    assert gbps["noise_pct"] > 0
+    coloured = [bar for bar in ax.patches if bar.get_width() == pytest.approx(gbps["change_pct"])]
+    assert coloured and matplotlib.colors.same_color(coloured[0].get_facecolor(), VERDICT_COLOURS[True])

@@ -92,6 +92,24 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     return drawn
 
 
+def draw_diff_figures(runs, directory: str | Path, *, table: pd.DataFrame | None = None,
+                      by: str | None = None) -> list[Path]:
+    """The figures of runs compared, saved as PNG files in ``directory`` (made if missing): throughput.png
+    (every run's timeline from its own start), ttfb.png (their TTFB distributions, where they had GETs) and
+    changes.png (what changed from the first to the last, beside the noise).  ``runs``: datasets (paths or
+    frames) or ``analysis.diff.load_runs``'s dict; ``table``: their ``compare_runs`` (made when not given)."""
+    from objperf.analysis.diff import compare_runs, load_runs
+    from objperf.plots.diffs import diff_figures
+
+    runs = runs if isinstance(runs, dict) else load_runs(*runs)
+    if len(runs) < 2:
+        from objperf.errors import UsageError
+
+        raise UsageError("a comparison needs two or more datasets")
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    return _saved(directory, diff_figures(runs, table if table is not None else compare_runs(runs, by=by)))
+
+
 def _saved(directory: str | Path, drawn: list) -> list[Path]:
     """Each (file name, axes) saved as a PNG in ``directory``, its figure closed; the paths."""
     import matplotlib.pyplot as plt
