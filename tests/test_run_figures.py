@@ -181,7 +181,7 @@ def delivered(timeline: pd.DataFrame, bin_s: float) -> float:
     return float(timeline["gbps"].sum()) * 1e9 / 8 * bin_s
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(made=st.lists(row, min_size=1, max_size=40), bin_s=st.sampled_from([0.25, 1.0]))
 def test_a_timeline_holds_a_writes_acknowledged_bytes_never_more(tmp_path_factory, made, bin_s):
     """For any rows of writes, reads, or both: the timeline's write bytes are the rows' acknowledged ones, its

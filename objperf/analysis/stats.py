@@ -69,21 +69,29 @@ def measured_bytes(df: pd.DataFrame) -> np.ndarray:
     return np.where(writes & ~acknowledged, 0.0, nbytes)
 
 
-def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Bytes delivered by time ``at``, each request's bytes spread evenly over [start, end]."""
-    ends = np.maximum(ends, starts + 1e-9)
-    rate = nbytes / (ends - starts)
-
-    def ramp_sum(points: np.ndarray) -> np.ndarray:
-        # Σ over points p < t of rate·(t − p), for every t in ``at``, via sorted prefix sums.
-        order = np.argsort(points)
-        p, r = points[order], rate[order]
-        cum_r = np.concatenate([[0.0], np.cumsum(r)])
-        cum_rp = np.concatenate([[0.0], np.cumsum(r * p)])
-        k = np.searchsorted(p, at, side="right")
-        return at * cum_r[k] - cum_rp[k]
-
-    return ramp_sum(starts) - ramp_sum(ends)
+def _binned_bytes(first: np.ndarray, end: np.ndarray, nbytes: np.ndarray, bin_s: float, count: int) -> np.ndarray:
+    """Bytes per bin of ``bin_s`` (``count`` bins from 0), each request's bytes spread evenly from its first
+    byte to its end: all in its bin where both lie in one (or the end comes first), else the part before its
+    first bin's end, the part after its last bin's start, and its rate for the whole width of every bin
+    between.  Each part a product, never a difference of large sums, so a request of no duration loses no
+    byte; the scanned timeline (``analysis.scan.timeline``) places them the same way."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bp, be = np.floor(first / bin_s), np.floor(end / bin_s)
+    known = np.isfinite(bp) & np.isfinite(be)  # a time not measured places nothing
+    bp, be, first, end, nbytes = bp[known], be[known], first[known], end[known], nbytes[known]
+    low, high = np.clip(bp, 0, count - 1).astype(np.int64), np.clip(be, 0, count - 1).astype(np.int64)
+    out = np.bincount(low[low >= high], weights=nbytes[low >= high], minlength=count).astype(float)
+    span = low < high
+    low, high, bp, be, first, end = low[span], high[span], bp[span], be[span], first[span], end[span]
+    rate = nbytes[span] / (end - first)
+    out += np.bincount(low, weights=rate * ((bp + 1) * bin_s - first), minlength=count)
+    # an end on the last edge (the last end itself) is in the last bin, for all its width
+    out += np.bincount(high, weights=rate * (end - be * bin_s) + rate * np.maximum(be - high, 0) * bin_s,
+                       minlength=count)
+    inner = high > low + 1
+    between = np.bincount(low[inner] + 1, weights=rate[inner], minlength=count + 1)
+    between -= np.bincount(high[inner], weights=rate[inner], minlength=count + 1)
+    return out + np.cumsum(between)[:count] * bin_s
 
 
 def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None = None,
@@ -98,21 +106,21 @@ def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None 
     its last (``t_start + total_s``), so long transfers count in every bin they span."""
     if df.empty:
         return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
-    df = df.assign(_measured=measured_bytes(df))
-    if by == "direction" and "direction" not in df:
-        df = df.assign(direction=direction_of(df))
-    groups = df.groupby(by, observed=True, sort=True) if by else [(None, df)]
+    measured = measured_bytes(df)  # arrays by position: the rows are not copied
+    t_start, total = df["t_start"].to_numpy(float), df["total_s"].to_numpy(float)
+    first = t_start + np.nan_to_num(df["ttfb_s"].to_numpy(float), nan=0.0)  # no first byte: from the start
+    keys = direction_of(df) if by == "direction" and "direction" not in df else df[by] if by else None
+    groups = pd.Series(keys).groupby(keys.to_numpy(), observed=True, sort=True).indices.items() if by else \
+        [(None, slice(None))]
     frames = []
-    for name, part in groups:
-        t0 = float((part if aligned else df)["t_start"].min())
-        end = float(((part if aligned else df)["t_start"] + (part if aligned else df)["total_s"]).max()) - t0
+    for name, rows in groups:
+        t0 = float((t_start[rows] if aligned else t_start).min())
+        end = float(((t_start + total)[rows] if aligned else t_start + total).max()) - t0
         edges = np.arange(0.0, end + bin_s, bin_s)
         if len(edges) < 2:  # requests that took no time: one bin, as the scanned timeline has
             edges = np.array([0.0, bin_s])
-        starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
-        ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
-        cumulative = _cumulative_bytes(starts, ends, part["_measured"].to_numpy(float), edges)
-        frame = pd.DataFrame({"t_s": edges[:-1], "gbps": np.diff(cumulative) * 8 / bin_s / 1e9})
+        placed = _binned_bytes(first[rows] - t0, (t_start + total)[rows] - t0, measured[rows], bin_s, len(edges) - 1)
+        frame = pd.DataFrame({"t_s": edges[:-1], "gbps": placed * 8 / bin_s / 1e9})
         if by:
             frame[by] = name
         frames.append(frame)
