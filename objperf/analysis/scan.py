@@ -330,9 +330,9 @@ class _Buckets:
 def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: str = "1GB",
              threads: int | None = None) -> list[tuple[float, float, int]]:
     """(second from the first start, Gbps, failed requests) per ``bin_s``, the loaded timeline's numbers
-    (``stats.throughput_timeline``): each request's bytes spread evenly from its first byte to its end (a
-    read's bytes received, a write's only where the store acknowledged it), and each failed request counted in
-    the bin where it ended.
+    (``stats.throughput_timeline``): each request's bytes spread evenly from its first byte to its end (those
+    a summary counts: a read's received, a write's only where the store acknowledged it, a failure's none), and
+    each failed request counted in the bin where it ended.
 
     One scan, and no row in memory: requests are grouped by the bins of their first byte and of their end (a
     few groups a bin), and each group's sums place its bytes: all in its bin where both lie in one, else the
@@ -348,8 +348,9 @@ def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: s
         # an end before its first byte (a group whose bins run backwards) puts every byte at the first byte.
         groups = con.execute(f"""
             WITH r AS (SELECT t_start - {t0!r} + coalesce(ttfb_s, 0) AS p, t_start - {t0!r} + total_s AS e,
-                              CASE WHEN op IN ({WRITE_OPS}) AND NOT coalesce({OK}, false) THEN 0 ELSE bytes END
-                              AS done, done / (e - p) AS rate, NOT {OK} AND NOT {CUT} AS failed FROM {source})
+                              CASE WHEN coalesce({OK} OR ({CUT} AND NOT coalesce(op IN ({WRITE_OPS}), false)),
+                                                 false) THEN bytes ELSE 0 END AS done,
+                              done / (e - p) AS rate, NOT {OK} AND NOT {CUT} AS failed FROM {source})
             SELECT floor(p / {w}) AS bp, floor(e / {w}) AS be, sum(done), sum(rate * ((bp + 1) * {w} - p)),
                    sum(rate * (e - be * {w})), sum(rate), count(*) FILTER (WHERE failed), max(e)
             FROM r GROUP BY bp, be""").fetchall()

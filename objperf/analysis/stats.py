@@ -56,17 +56,18 @@ def direction_of(df: pd.DataFrame) -> pd.Series:
 
 
 def measured_bytes(df: pd.DataFrame) -> np.ndarray:
-    """The bytes each row counts as done: a read's bytes received (a cut GET's too, what had arrived), a
-    write's only where the store acknowledged it (answered 2xx): a part cut or refused acknowledged nothing,
-    whatever was sent of it."""
+    """The bytes each row counts as done, as a run's own summary counts them (``analysis.summary.Tally``): a
+    success's; a read cut by the run's end, what had arrived; a write only where the store acknowledged it
+    (answered 2xx), so a part cut or refused counts nothing, whatever was sent of it; a failure's, none."""
     nbytes = df["bytes"].to_numpy(float)
-    if "op" not in df or not {"curl_code", "status"} <= set(df.columns):
+    if not {"curl_code", "status"} <= set(df.columns):  # rows that say nothing of how they ended
         return nbytes
-    writes = _of_ops(df["op"], DIRECTIONS["write"])
-    if not writes.any():
-        return nbytes
-    acknowledged = np.asarray(ok_requests(df["curl_code"].to_numpy(), df["status"].to_numpy()))
-    return np.where(writes & ~acknowledged, 0.0, nbytes)
+    curl_code, status = df["curl_code"].to_numpy(), df["status"].to_numpy()
+    counted = np.asarray(ok_requests(curl_code, status))
+    cut = np.asarray(cut_requests(curl_code, status))
+    if cut.any():
+        counted = counted | (cut & ~_of_ops(df["op"], DIRECTIONS["write"]) if "op" in df else cut)
+    return np.where(counted, nbytes, 0.0)
 
 
 def _binned_bytes(first: np.ndarray, end: np.ndarray, nbytes: np.ndarray, bin_s: float, count: int) -> np.ndarray:
