@@ -97,8 +97,10 @@ def changes_beyond_noise(table: pd.DataFrame, *, ax=None, title: str | None = No
     for that metric."""
     runs = table.attrs.get("runs", [])
     data = table[table["metric"].isin(list(METRIC_WORDS))]
-    if runs:  # a metric no run measured (TTFB of writes) is left out
-        data = data[data[runs].apply(pd.to_numeric, errors="coerce").notna().any(axis=1)]
+    if runs:  # a metric no run measured (TTFB of writes), or 0 in every run (the throughput of aborts), is left out
+        values = data[runs].apply(pd.to_numeric, errors="coerce")
+        said = values.notna() & ((values != 0) | (data["metric"] == "error_rate").to_numpy()[:, None])
+        data = data[said.any(axis=1)]
     data = data.reset_index(drop=True)
     if not len(data):
         raise NothingToDraw("the comparison holds no metric to draw")
@@ -129,7 +131,7 @@ def changes_beyond_noise(table: pd.DataFrame, *, ax=None, title: str | None = No
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(y, names)
     reach = np.nanmax(np.abs(np.r_[change, noise, 1.0]))
-    ax.set_xlim(-reach * 1.35, reach * 1.35)
+    ax.set_xlim(-reach * 1.6, reach * 1.6)  # room for the labels beside the bars
     against = f"{runs[-1]} against {runs[0]}" if len(runs) >= 2 else "the last run against the first"
     ax.set(xlabel=f"change, {against} (%)", ylabel="", title=title or "What changed, beyond the noise")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
