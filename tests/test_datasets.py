@@ -112,12 +112,12 @@ def test_cmp_numbers_are_each_runs_own_and_mismatches_are_flagged(runs, tmp_path
     assert isinstance(rows["gbps"]["beyond_noise"], bool)
     assert table["mismatches"] == ["the runs differ in concurrency: 2 (read-c2) vs 8 (read-c8)"]
     assert "the comparison mixes workloads" in proc.stderr
-    assert (tmp_path / "f" / "gbps.png").stat().st_size > 0
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["changes.png", "throughput.png", "ttfb.png"]
 
 
 def test_cmp_needs_two_datasets():
     proc = run_cli("objperf", "cmp", "somewhere")
-    assert proc.returncode == 2 and "cmp needs two or more datasets" in proc.stderr
+    assert proc.returncode == 2 and "diff needs two or more datasets" in proc.stderr
 
 
 # -- integrity -----------------------------------------------------------------------------------

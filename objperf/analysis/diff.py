@@ -74,16 +74,11 @@ def mismatches(runs: dict[str, pd.DataFrame]) -> list[str]:
     return found
 
 
-def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -> pd.DataFrame:
-    """Datasets (paths or loaded frames), first is the reference: one row per group and metric, a column per
-    run, ``change_pct`` of the last against the first, ``beyond_noise`` for throughput.
-    ``df.attrs["mismatches"]`` lists the workload settings in which they differ."""
+def load_runs(*datasets, labels: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Datasets (paths or loaded frames) by their labels (``labels``, else each directory's name), in order;
+    labels made unique."""
     from objperf.dataset import load
 
-    if len(datasets) < 2:
-        from objperf.errors import UsageError
-
-        raise UsageError("compare needs two or more datasets")
     frames, names = [], []
     for i, data in enumerate(datasets):
         path = None if isinstance(data, pd.DataFrame) else str(data)
@@ -92,7 +87,24 @@ def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -
         names.append(labels[i] if labels else run_label(df, path, i))
     if len(set(names)) < len(names):
         names = [f"{i}:{name}" for i, name in enumerate(names)]
-    runs = dict(zip(names, frames))
+    return dict(zip(names, frames))
+
+
+def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -> pd.DataFrame:
+    """Datasets (paths or loaded frames), first is the reference: one row per group and metric, a column per
+    run, ``change_pct`` of the last against the first, ``beyond_noise`` for throughput and ``noise_pct``, the
+    change the runs' own per-second spread makes (in percent of the first).  ``df.attrs["mismatches"]`` lists
+    the workload settings in which they differ."""
+    if len(datasets) < 2:
+        from objperf.errors import UsageError
+
+        raise UsageError("compare needs two or more datasets")
+    return compare_runs(load_runs(*datasets, labels=labels), by=by)
+
+
+def compare_runs(runs: dict[str, pd.DataFrame], *, by: str | None = None) -> pd.DataFrame:
+    """``compare`` of runs already loaded (``load_runs``), by label, the first the reference."""
+    names = list(runs)
     records = []
     for label, df in runs.items():
         if by:
@@ -115,9 +127,13 @@ def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -
                 row["change_pct"] = (last - first) / first * 100
             else:
                 row["change_pct"] = np.nan
+            row["noise_pct"] = np.nan
             if metric in NOISY:
-                row["beyond_noise"] = beyond_noise(first, last, [per_run["spread_gbps"].get(label, np.nan)
-                                                                 for label in (names[0], names[-1])])
+                spreads = [per_run["spread_gbps"].get(label, np.nan) for label in (names[0], names[-1])]
+                row["beyond_noise"] = beyond_noise(first, last, spreads)
+                known = [s for s in spreads if s == s]
+                if known and isinstance(first, float) and first and first == first:
+                    row["noise_pct"] = max(known) / abs(first) * 100
             else:
                 row["beyond_noise"] = None
             rows.append(row)

@@ -330,7 +330,8 @@ class _Buckets:
 def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: str = "1GB",
              threads: int | None = None) -> list[tuple[float, float, int]]:
     """(second from the first start, Gbps, failed requests) per ``bin_s``, the loaded timeline's numbers
-    (``stats.throughput_timeline``): each request's bytes spread evenly from its first byte to its end, and
+    (``stats.throughput_timeline``): each request's bytes spread evenly from its first byte to its end (those
+    a summary counts: a read's received, a write's only where the store acknowledged it, a failure's none), and
     each failed request counted in the bin where it ended.
 
     One scan, and no row in memory: requests are grouped by the bins of their first byte and of their end (a
@@ -346,9 +347,11 @@ def timeline(paths: Sequence[str | Path], *, bin_s: float = 1.0, memory_limit: s
         # As the loaded path: no first byte (NULL) is the start.  What needs a test a row is left to the groups:
         # an end before its first byte (a group whose bins run backwards) puts every byte at the first byte.
         groups = con.execute(f"""
-            WITH r AS (SELECT t_start - {t0!r} + coalesce(ttfb_s, 0) AS p, t_start - {t0!r} + total_s AS e, bytes,
-                              bytes / (e - p) AS rate, NOT {OK} AND NOT {CUT} AS failed FROM {source})
-            SELECT floor(p / {w}) AS bp, floor(e / {w}) AS be, sum(bytes), sum(rate * ((bp + 1) * {w} - p)),
+            WITH r AS (SELECT t_start - {t0!r} + coalesce(ttfb_s, 0) AS p, t_start - {t0!r} + total_s AS e,
+                              CASE WHEN coalesce({OK} OR ({CUT} AND NOT coalesce(op IN ({WRITE_OPS}), false)),
+                                                 false) THEN bytes ELSE 0 END AS done,
+                              done / (e - p) AS rate, NOT {OK} AND NOT {CUT} AS failed FROM {source})
+            SELECT floor(p / {w}) AS bp, floor(e / {w}) AS be, sum(done), sum(rate * ((bp + 1) * {w} - p)),
                    sum(rate * (e - be * {w})), sum(rate), count(*) FILTER (WHERE failed), max(e)
             FROM r GROUP BY bp, be""").fetchall()
     return _binned(groups, bin_s)
@@ -378,7 +381,8 @@ def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]
             delivered[first] += nbytes or 0
             continue
         delivered[first] += head
-        delivered[last] += tail
+        # an end on the last edge (the last end itself, bins of bin_s across) is in the last bin, for all its width
+        delivered[last] += tail + (rate * (be - last) * bin_s if be > last else 0.0)
         if last > first + 1:  # the bins strictly between get the rate for their whole width
             between[first + 1] += rate
             between[last] -= rate

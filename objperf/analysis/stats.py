@@ -7,7 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.schema import cut_requests, failed_requests, first_byte_requests, ok_requests
+from objperf.schema import DIRECTIONS, OPS, cut_requests, failed_requests, first_byte_requests, ok_requests
+
+DIRECTION_OPS = {name: tuple(OPS[code] for code in codes) for name, codes in DIRECTIONS.items()}
 
 
 def ok_rows(df: pd.DataFrame) -> pd.Series:
@@ -31,45 +33,100 @@ def failed_rows(df: pd.DataFrame) -> pd.Series:
     return failed_requests(df["curl_code"], df["status"])
 
 
-def _cumulative_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Bytes delivered by time ``at``, each request's bytes spread evenly over [start, end]."""
-    ends = np.maximum(ends, starts + 1e-9)
-    rate = nbytes / (ends - starts)
+def _of_ops(op: pd.Series, codes: tuple[int, ...]) -> np.ndarray:
+    """True where ``op`` (names, as loaded; or the engine's codes) is one of ``codes``."""
+    names = [OPS[code] for code in codes]
+    if isinstance(op.dtype, pd.CategoricalDtype):  # a dataset's ops: test the few categories, not every row
+        wanted = [i for i, category in enumerate(op.cat.categories) if str(category) in names]
+        return np.isin(op.cat.codes.to_numpy(), wanted)
+    values = op.to_numpy()
+    if np.issubdtype(values.dtype, np.integer):
+        return np.isin(values, codes)
+    return np.isin(values.astype(str), names)
 
-    def ramp_sum(points: np.ndarray) -> np.ndarray:
-        # Σ over points p < t of rate·(t − p), for every t in ``at``, via sorted prefix sums.
-        order = np.argsort(points)
-        p, r = points[order], rate[order]
-        cum_r = np.concatenate([[0.0], np.cumsum(r)])
-        cum_rp = np.concatenate([[0.0], np.cumsum(r * p)])
-        k = np.searchsorted(p, at, side="right")
-        return at * cum_r[k] - cum_rp[k]
 
-    return ramp_sum(starts) - ramp_sum(ends)
+def direction_of(df: pd.DataFrame) -> pd.Series:
+    """Each row's direction, ``read`` or ``write`` (``schema.DIRECTIONS``); None for the control plane's rows
+    (CREATE_MPU, COMPLETE_MPU, ...), which move no body."""
+    found = np.full(len(df), None, dtype=object)
+    if "op" in df:
+        for name, codes in DIRECTIONS.items():
+            found[_of_ops(df["op"], codes)] = name
+    return pd.Series(found, index=df.index, name="direction")
+
+
+def measured_bytes(df: pd.DataFrame) -> np.ndarray:
+    """The bytes each row counts as done, as a run's own summary counts them (``analysis.summary.Tally``): a
+    success's; a read cut by the run's end, what had arrived; a write only where the store acknowledged it
+    (answered 2xx), so a part cut or refused counts nothing, whatever was sent of it; a failure's, none."""
+    nbytes = df["bytes"].to_numpy(float)
+    if not {"curl_code", "status"} <= set(df.columns):  # rows that say nothing of how they ended
+        return nbytes
+    curl_code, status = df["curl_code"].to_numpy(), df["status"].to_numpy()
+    counted = np.asarray(ok_requests(curl_code, status))
+    cut = np.asarray(cut_requests(curl_code, status))
+    if cut.any():
+        counted = counted | (cut & ~_of_ops(df["op"], DIRECTIONS["write"]) if "op" in df else cut)
+    return np.where(counted, nbytes, 0.0)
+
+
+def _binned_bytes(first: np.ndarray, end: np.ndarray, nbytes: np.ndarray, bin_s: float, count: int) -> np.ndarray:
+    """Bytes per bin of ``bin_s`` (``count`` bins from 0), each request's bytes spread evenly from its first
+    byte to its end: all in its bin where both lie in one (or the end comes first), else the part before its
+    first bin's end, the part after its last bin's start, and its rate for the whole width of every bin
+    between.  Each part a product, never a difference of large sums, so a request of no duration loses no
+    byte; the scanned timeline (``analysis.scan.timeline``) places them the same way."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bp, be = np.floor(first / bin_s), np.floor(end / bin_s)
+    known = np.isfinite(bp) & np.isfinite(be)  # a time not measured places nothing
+    bp, be, first, end, nbytes = bp[known], be[known], first[known], end[known], nbytes[known]
+    low, high = np.clip(bp, 0, count - 1).astype(np.int64), np.clip(be, 0, count - 1).astype(np.int64)
+    out = np.bincount(low[low >= high], weights=nbytes[low >= high], minlength=count).astype(float)
+    span = low < high
+    low, high, bp, be, first, end = low[span], high[span], bp[span], be[span], first[span], end[span]
+    rate = nbytes[span] / (end - first)
+    out += np.bincount(low, weights=rate * ((bp + 1) * bin_s - first), minlength=count)
+    # an end on the last edge (the last end itself) is in the last bin, for all its width
+    out += np.bincount(high, weights=rate * (end - be * bin_s) + rate * np.maximum(be - high, 0) * bin_s,
+                       minlength=count)
+    inner = high > low + 1
+    between = np.bincount(low[inner] + 1, weights=rate[inner], minlength=count + 1)
+    between -= np.bincount(high[inner], weights=rate[inner], minlength=count + 1)
+    return out + np.cumsum(between)[:count] * bin_s
 
 
 def throughput_timeline(df: pd.DataFrame, *, bin_s: float = 1.0, by: str | None = None,
                         aligned: bool = False) -> pd.DataFrame:
     """Gbps per time bin (``t_s`` from the first request's start), optionally per group ``by``; ``aligned``:
-    each group's ``t_s`` from its own first start (runs made one after another, overlaid).
+    each group's ``t_s`` from its own first start (runs made one after another, overlaid).  ``by="direction"``
+    (a column the rows need not hold) gives a line per direction, read and write; the control plane's rows
+    only place the start and the end.
 
-    A request's bytes are spread between its first byte (``t_start + ttfb_s``) and its last
-    (``t_start + total_s``), so long transfers count in every bin they span."""
+    What a bin counts is what was done (``measured_bytes``): bytes received for reads, bytes the store
+    acknowledged for writes.  A request's bytes are spread between its first byte (``t_start + ttfb_s``) and
+    its last (``t_start + total_s``), so long transfers count in every bin they span."""
     if df.empty:
         return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
-    groups = df.groupby(by, observed=True) if by else [(None, df)]
+    measured = measured_bytes(df)  # arrays by position: the rows are not copied
+    t_start, total = df["t_start"].to_numpy(float), df["total_s"].to_numpy(float)
+    first = t_start + np.nan_to_num(df["ttfb_s"].to_numpy(float), nan=0.0)  # no first byte: from the start
+    keys = direction_of(df) if by == "direction" and "direction" not in df else df[by] if by else None
+    groups = pd.Series(keys).groupby(keys.to_numpy(), observed=True, sort=True).indices.items() if by else \
+        [(None, slice(None))]
     frames = []
-    for name, part in groups:
-        t0 = float((part if aligned else df)["t_start"].min())
-        end = float(((part if aligned else df)["t_start"] + (part if aligned else df)["total_s"]).max()) - t0
+    for name, rows in groups:
+        t0 = float((t_start[rows] if aligned else t_start).min())
+        end = float(((t_start + total)[rows] if aligned else t_start + total).max()) - t0
         edges = np.arange(0.0, end + bin_s, bin_s)
-        starts = (part["t_start"] + part["ttfb_s"].fillna(0)).to_numpy(float) - t0  # no first byte: no bytes
-        ends = (part["t_start"] + part["total_s"]).to_numpy(float) - t0
-        cumulative = _cumulative_bytes(starts, ends, part["bytes"].to_numpy(float), edges)
-        frame = pd.DataFrame({"t_s": edges[:-1], "gbps": np.diff(cumulative) * 8 / bin_s / 1e9})
+        if len(edges) < 2:  # requests that took no time: one bin, as the scanned timeline has
+            edges = np.array([0.0, bin_s])
+        placed = _binned_bytes(first[rows] - t0, (t_start + total)[rows] - t0, measured[rows], bin_s, len(edges) - 1)
+        frame = pd.DataFrame({"t_s": edges[:-1], "gbps": placed * 8 / bin_s / 1e9})
         if by:
             frame[by] = name
         frames.append(frame)
+    if not frames:  # no row of any group (by="direction" of the control plane's rows alone)
+        return pd.DataFrame(columns=["t_s", "gbps"] + ([by] if by else []))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -135,12 +192,16 @@ def overlap_bytes(df: pd.DataFrame, start, end) -> np.ndarray:
 
 
 def steady_gbps(df: pd.DataFrame) -> float:
-    """Throughput within the steady window, each request's bytes spread over its transfer."""
+    """Throughput within the steady window, each request's bytes spread over its transfer: bytes received for
+    reads, bytes the store acknowledged for writes (``measured_bytes``)."""
     start, end = steady_window(df)
     data = df[df["slot"] >= 0]
     if data.empty or not end > start:
         return float("nan")
-    return float(overlap_bytes(data, start, end).sum()) * 8 / (end - start) / 1e9
+    t_start = data["t_start"].to_numpy(float)
+    inside = _inside(t_start, data["ttfb_s"].to_numpy(float), t_start + data["total_s"].to_numpy(float),
+                     measured_bytes(data), start, end)
+    return float(inside.sum()) * 8 / (end - start) / 1e9
 
 
 CHUNK_ROWS = 1 << 20  # big enough to vectorise, small enough that temporaries are reused, not faulted in
@@ -165,7 +226,8 @@ def _grid_codes(column: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray],
 
 
 def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFrame:
-    """Steady-state and whole-run Gbps and request counts per value of ``by``: what
+    """Steady-state and whole-run Gbps (reads' bytes received, writes' acknowledged) and request counts per
+    value of ``by``: what
     ``plots.throughput_against_concurrency`` draws, straight from a study's rows.  Two passes over chunks of rows
     with bincounts and ufunc.at (no sorting), so ten million rows take well under a second."""
     data = df if (df["slot"] >= 0).all() else df[df["slot"] >= 0]
@@ -173,7 +235,7 @@ def concurrency_curve(df: pd.DataFrame, *, by: str = "concurrency") -> pd.DataFr
     ngroups = len(values)
     thread, slot_no = data["thread"].to_numpy(), data["slot"].to_numpy()
     t_start, ttfb, total = (data[c].to_numpy(float) for c in ("t_start", "ttfb_s", "total_s"))
-    nbytes = data["bytes"].to_numpy()
+    nbytes = measured_bytes(data)  # a write's acknowledged bytes
     threads = int(thread.max()) + 1 if len(thread) else 1
     width = int(slot_no.max()) + 1 if len(slot_no) else 1
     cells = ngroups * threads * width  # one per (group, thread, slot)

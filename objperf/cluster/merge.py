@@ -66,7 +66,7 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
     per_host = {label: df[df["host"].astype(str) == label] for label in hosts}
     ran = {label: rows for label, rows in per_host.items() if len(rows)}
     firsts = {label: float(rows["t_start"].min()) for label, rows in ran.items()}
-    lasts = {label: float((rows["t_start"] + rows["total_s"]).max()) for label, rows in ran.items()}
+    lasts = {label: _last_end(rows) for label, rows in ran.items()}
     start, end = (max(firsts.values()), min(lasts.values())) if ran else (0.0, 0.0)
     window = max(end - start, 1e-9)
     in_window = {label: float(overlap_bytes(counted_rows(rows), start, end).sum()) if end > start else 0.0
@@ -158,6 +158,16 @@ def counted_rows(df):
     from objperf.analysis.stats import cut_rows, ok_rows
 
     return df[ok_rows(df).to_numpy() | (cut_rows(df).to_numpy() & ~write_rows(df))]
+
+
+def _last_end(rows) -> float:
+    """When a host's run ended: its data plane's last end (a write run's teardown, the uploads it aborts after
+    its time was up, is no part of its run), else its rows' last."""
+    from objperf.analysis.stats import direction_of
+
+    data = direction_of(rows).notna().to_numpy()  # GETs, PUTs and parts: not the control plane's requests
+    moved = rows[data] if data.any() else rows
+    return float((moved["t_start"] + moved["total_s"]).max())
 
 
 def merged_evidence(summaries: dict[str, dict | None]) -> dict:

@@ -27,7 +27,8 @@ def build_parser():
     p.add_argument("paths", nargs="+", metavar="DIR", help="two or more datasets or bundles; the first is the "
                                                            "reference")
     p.add_argument("--by", help="compare per value of this column or setting (op, host, concurrency, …)")
-    p.add_argument("--figures", metavar="DIR", help="a figure per metric, the runs side by side, into DIR")
+    p.add_argument("--figures", metavar="DIR", help="into DIR, one figure per kind holding every run: throughput "
+                                                   "over time, time to first byte, what changed beyond the noise")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     return p
 
@@ -37,40 +38,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation):
-    from objperf.analysis.diff import compare
+    from objperf.analysis.diff import compare_runs, load_runs
     from objperf.errors import UsageError
 
     if len(args.paths) < 2:
-        raise UsageError("cmp needs two or more datasets: BEFORE AFTER [MORE ...]")
-    table = compare(*args.paths, by=args.by)
+        raise UsageError("diff needs two or more datasets: BEFORE AFTER [MORE ...]")
+    runs = load_runs(*args.paths)
+    table = compare_runs(runs, by=args.by)
     if args.figures:
-        table.attrs["figures"] = draw(table, Path(args.figures))
+        from objperf.plots.figures import draw_diff_figures
+
+        table.attrs["figures"] = draw_diff_figures(runs, Path(args.figures), table=table)
     return table
-
-
-def draw(table, directory: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from objperf.analysis.diff import METRICS
-
-    directory.mkdir(parents=True, exist_ok=True)
-    runs = table.attrs["runs"]
-    written = []
-    for metric in METRICS:
-        part = table[table["metric"] == metric].melt(id_vars=["group"], value_vars=runs, var_name="run")
-        part = part.dropna(subset=["value"])
-        if part.empty:
-            continue
-        fig, ax = plt.subplots(figsize=(7, 4))
-        sns.barplot(part, x="group", y="value", hue="run", ax=ax)
-        ax.set(title=metric.replace("_", " "), xlabel="", ylabel=metric)
-        path = directory / f"{metric}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
-    return written
 
 
 def report(table, args, invocation: Invocation) -> int:

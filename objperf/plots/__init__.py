@@ -17,10 +17,13 @@ import seaborn as sns  # noqa: E402
 from objperf.analysis.stats import (  # noqa: E402
     TREND_MIN_BINS,
     cut_rows,
+    direction_of,
     drift_line,
     first_byte_rows,
+    measured_bytes,
     throughput_timeline,
 )
+from objperf.errors import UsageError  # noqa: E402
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
@@ -42,12 +45,16 @@ def _note(ax, text: str) -> None:
                 ha="right", va="top", fontsize=7, color="dimgrey", gid=NOTE)
 
 
-def run_note(df: pd.DataFrame) -> str:
-    """'a 20.0 s run, 1,234 requests' (several runs: 'N runs, …') of rows."""
+def run_note(df: pd.DataFrame, *, span_s: float | None = None) -> str:
+    """'a 20.0 s run, 1,234 requests' (several runs: 'N runs, …'; a cluster's: 'on N hosts') of rows; ``span_s``
+    the run's measured length, else the rows' own, from the first start to the last end."""
     if not len(df) or "t_start" not in df:
         return f"{len(df):,} rows"
-    span = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
+    span = span_s if span_s is not None else float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
     runs = df["run_id"].nunique() if "run_id" in df else 1
+    hosts = df["host"].nunique() if "host" in df else 1
+    if hosts > 1 and runs == hosts:  # a cluster run: each host's part has its own run id
+        return f"a {span:.1f} s run on {hosts} hosts, {len(df):,} requests"
     return (f"{runs} runs over {span:.1f} s" if runs > 1 else f"a {span:.1f} s run") + f", {len(df):,} requests"
 
 
@@ -71,43 +78,178 @@ def size_label(n: float) -> str:
     return f"{int(n)} B"
 
 
+class NothingToDraw(UsageError):
+    """A figure asked of rows that hold nothing it draws (a TTFB distribution of a run with no GET): no
+    figure of nothing, and why."""
+
+
+DIRECTION_LABELS = {"read": "read (bytes received)", "write": "write (acknowledged by the store)"}
+DIRECTION_COLOURS = {"read": "C0", "write": "C1"}
+MIB_PER_GBPS = 1e9 / 8 / (1 << 20)
+
+
+def _mib_axis(ax) -> None:
+    """The same rate in MiB/s on the right: the project's units are Gbps and MiB/s."""
+    if not any(getattr(child, "_objperf_mib", False) for child in ax.child_axes):
+        right = ax.secondary_yaxis("right", functions=(lambda g: g * MIB_PER_GBPS, lambda m: m / MIB_PER_GBPS))
+        right.set_ylabel("throughput (MiB/s)")
+        right._objperf_mib = True
+
+
+def directions_in(df: pd.DataFrame) -> list[str]:
+    """The directions (read, write) the rows hold, in that order."""
+    if "op" not in df or not len(df):
+        return []
+    held = set(direction_of(df).dropna())
+    return [name for name in ("read", "write") if name in held]
+
+
+def timeline_title(df: pd.DataFrame) -> str:
+    """'Read throughput over time', 'Write throughput over time (acknowledged)', or 'Read and write ...'."""
+    held = directions_in(df)
+    if held == ["read", "write"]:
+        return "Read and write throughput over time"
+    if held == ["write"]:
+        return "Write throughput over time (acknowledged by the store)"
+    if held == ["read"]:
+        return "Read throughput over time"
+    return "Throughput over time"
+
+
+def measured_end_s(df: pd.DataFrame, manifest: dict | None = None) -> float | None:
+    """When the run ended as it measured it, in seconds from its first request's start: its manifest's (or
+    ``df.attrs``') summary wall time; a cluster's common window, from the first host's start.  None when the
+    rows are not the whole run the manifest tells of (a selection of it), or no manifest says."""
+    manifest = manifest if manifest is not None else df.attrs.get("manifest")
+    summary = manifest.get("summary") if isinstance(manifest, dict) else None
+    rows = manifest.get("rows") if isinstance(manifest, dict) else None
+    whole = not isinstance(rows, int) or isinstance(rows, bool) or rows == len(df)
+    if not isinstance(summary, dict) or not whole or not _finite(summary.get("wall_s")) or summary["wall_s"] <= 0:
+        return None
+    spread = summary.get("start_spread_s")
+    return float(summary["wall_s"]) + (float(spread) if _finite(spread) and spread > 0 else 0.0)
+
+
+def run_end_s(df: pd.DataFrame, manifest: dict | None = None) -> float | None:
+    """``measured_end_s``, else the end of the rows' last request that moved a body (its cut requests end
+    there); None for rows that say nothing of it."""
+    measured = measured_end_s(df, manifest)
+    if measured is not None or not len(df) or "t_start" not in df:
+        return measured
+    moved = direction_of(df).notna().to_numpy() if "op" in df else np.ones(len(df), bool)
+    if not moved.any():
+        return None
+    ends = (df["t_start"] + df["total_s"]).to_numpy(float)[moved]
+    return float(np.nanmax(ends) - df["t_start"].min())
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
+        and abs(value) != float("inf")
+
+
+def _steps(ax, timeline: pd.DataFrame, width: float, **line):
+    """A timeline as steps, its last bin as wide as the others (a plain step plot ends at its last point)."""
+    t, g = timeline["t_s"].to_numpy(float), timeline["gbps"].to_numpy(float)
+    if not len(t):
+        return None
+    return ax.step(np.r_[t, t[-1] + width], np.r_[g, g[-1]], where="post", **line)[0]
+
+
+def _unacknowledged_note(df: pd.DataFrame) -> str:
+    """What was sent in writes the store did not acknowledge, which the timeline leaves out ('' if none)."""
+    if "op" not in df or not len(df):
+        return ""
+    writes = (direction_of(df) == "write").to_numpy()
+    if not writes.any():
+        return ""
+    sent = float(df["bytes"].to_numpy(float)[writes].sum())
+    unacknowledged = sent - float(measured_bytes(df)[writes].sum())
+    if unacknowledged <= 0:
+        return ""
+    return f"; {size_label(unacknowledged)} sent in writes the store did not acknowledge (cut or refused): not counted"
+
+
 def throughput_over_time(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, hue: str | None = None,
-                         title: str | None = None, aligned: bool = False):
-    """Gbps per ``bin_s`` seconds across a run (one line per ``hue`` value; ``aligned``: each from its own start,
-    for runs made one after another).  Where the run's end cut requests in flight, a line marks that end, so the
-    last, partial bin's drop is explained."""
+                         title: str | None = None, aligned: bool = False, end_s: float | None = None):
+    """Gbps (and MiB/s, on the right) per ``bin_s`` seconds from the run's first request's start: bytes received
+    for reads, bytes the store acknowledged for writes.  A run of reads and writes draws a line per direction;
+    ``hue`` a line per value of that column; ``aligned``: each from its own start, for runs made one after
+    another.  The run's end is marked (``end_s``, else ``run_end_s``: its manifest's measured wall time), with
+    the requests it cut in flight, so the last, partial bin's drop is explained."""
     ax = _axes(ax)
     per_interval = "t_start" not in df.columns and {"t_s", "gbps"} <= set(df.columns)  # an imported timeline
     if per_interval and hue is None and "phase" in df and df["phase"].nunique() > 1:
         hue = "phase"  # an elbencho timeline's phases each start at 0 s: drawn apart, never mixed into one line
+    if not per_interval and hue is None and len(directions_in(df)) > 1:
+        hue = "direction"
     timeline = df if per_interval else throughput_timeline(df, bin_s=bin_s, by=hue, aligned=aligned)
-    sns.lineplot(data=timeline, x="t_s", y="gbps", hue=hue, ax=ax, drawstyle="steps-post")
+    width = bin_s
+    if per_interval and len(timeline) > 1:
+        steps = np.diff(np.sort(timeline["t_s"].unique()))
+        width = float(np.median(steps)) if len(steps) else bin_s
+    measured = end_s if end_s is not None else None if aligned or per_interval else measured_end_s(df)
+    end = measured if measured is not None or aligned or per_interval else run_end_s(df)
+    peak = float(timeline["gbps"].max()) if len(timeline) else 0.0
+    moved = timeline[timeline["gbps"] > peak * 1e-9]  # a bin's few bytes of rounding are no throughput
+    limit = max(end or 0.0, float(moved["t_s"].max()) + width if len(moved) else 0.0)
+    if limit > 0:  # bins past the end that moved nothing: the teardown (aborts, completes), not throughput
+        timeline = timeline[timeline["t_s"] < limit]
+    if not len(timeline):
+        raise NothingToDraw("no request in these rows: there is no throughput over time to draw")
+    if hue:
+        for value, part in timeline.groupby(hue, observed=True, sort=False):
+            _steps(ax, part.sort_values("t_s"), width, label=DIRECTION_LABELS.get(value, str(value))
+                   if hue == "direction" else str(value), color=DIRECTION_COLOURS.get(value) if hue == "direction"
+                   else None)
+    else:
+        held = directions_in(df) if not per_interval else []
+        _steps(ax, timeline, width, label=DIRECTION_LABELS[held[0]] if len(held) == 1 else None,
+               color=DIRECTION_COLOURS.get(held[0]) if len(held) == 1 else None)
+    if not peak > 0:
+        ax.text(0.5, 0.6, "the store acknowledged no write in this run" if directions_in(df) == ["write"]
+                else "no byte moved in this run", transform=ax.transAxes, ha="center", fontsize=9)
     cut = int(cut_rows(df).sum()) if len(df) and not per_interval else 0
-    if cut and not aligned:
-        end = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min())
-        ax.axvline(end, color="grey", linestyle=":",
-                   label=f"run ended: {cut} request{'s' if cut > 1 else ''} cut in flight")
-        ax.legend()
-    ax.set(xlabel="time since start (s)", ylabel="throughput (Gbps)", ylim=(0, None),
-           title=title or "Throughput over time")
-    _note(ax, f"{len(df):,} intervals" if per_interval else run_note(df))
+    if end is not None and (cut or measured is not None):  # the rows' own guess only where cut requests mark the end
+        said = f"run ended at {end:.1f} s" + (f": {cut:,} request{'s' if cut > 1 else ''} cut in flight" if cut else "")
+        ax.axvline(end, color="grey", linestyle=":", label=said)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize=8)
+    ax.set(xlabel="time since the first request started (s)" if not aligned else
+           "time since each run's first request started (s)", ylabel="throughput (Gbps)", ylim=(0, None),
+           xlim=(0, None), title=title or (timeline_title(df) if not per_interval else "Throughput over time"))
+    _mib_axis(ax)
+    _note(ax, f"{len(df):,} intervals" if per_interval else run_note(df, span_s=measured) + _unacknowledged_note(df))
     return ax
+
+
+def first_byte_gets(df: pd.DataFrame) -> pd.DataFrame:
+    """The GETs whose body's first byte arrived, with ``ttfb_ms``: what a TTFB distribution draws."""
+    if not len(df) or "op" not in df:
+        return df.iloc[:0].assign(ttfb_ms=pd.Series(dtype=float))
+    gets = (direction_of(df) == "read").to_numpy()
+    return df[first_byte_rows(df).to_numpy() & gets].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
 
 
 def ttfb_distribution(df: pd.DataFrame, *, ax=None, hue: str | None = None, title: str | None = None,
                       marks: tuple[float, ...] = (50, 90, 99)):
     """Cumulative distribution of time to first byte (ms) over successful GETs, its ``marks`` percentiles
-    drawn and named (without ``hue``)."""
+    drawn and named (without ``hue``).  Rows with no GET that had a first byte (a write run) raise
+    ``NothingToDraw``: there is no distribution to draw."""
+    ok = first_byte_gets(df)
+    if not len(ok):
+        raise NothingToDraw("no GET had a first byte in these rows (a write run reads nothing): there is no time "
+                            "to first byte to draw")
     ax = _axes(ax)
-    ok = df[first_byte_rows(df) & (df["op"] == "GET")].assign(ttfb_ms=lambda d: d["ttfb_s"] * 1000)
     sns.ecdfplot(data=ok, x="ttfb_ms", hue=hue, ax=ax)
     if hue is None and len(ok) and marks:
         for q, value in zip(marks, np.percentile(ok["ttfb_ms"], marks)):
             ax.axvline(value, color="grey", linestyle=":", linewidth=1)
             ax.annotate(f"p{q:g} {value:.1f} ms", (value, q / 100), xytext=(4, -10), textcoords="offset points",
                         fontsize=8)
-    ax.set(xlabel="time to first byte (ms)", ylabel="share of requests", title=title or "Time to first byte")
-    _note(ax, f"{len(ok):,} GETs with a first byte, of {run_note(df)}")
+    ax.set(xlabel="time to first byte (ms)", ylabel="share of GETs, at or below", ylim=(0, 1.02),
+           title=title or "Time to first byte")
+    _note(ax, f"{len(ok):,} GETs with a first byte, of {run_note(df, span_s=measured_end_s(df))}")
     return ax
 
 
@@ -116,6 +258,8 @@ def sketch_distribution(sketch, *, ax=None, title: str | None = None, xlabel: st
     """The cumulative distribution a latency sketch holds (``analysis.sketch``: rows analysed where they lie),
     each bucket at its representative value, within the sketch's relative accuracy; ``marks`` percentiles
     drawn and named."""
+    if not sketch.count:
+        raise NothingToDraw("the sketch holds no value: there is no distribution to draw")
     ax = _axes(ax)
     values, shares = sketch.cdf()
     ax.step(values, shares, where="post")
@@ -124,7 +268,7 @@ def sketch_distribution(sketch, *, ax=None, title: str | None = None, xlabel: st
             ax.axvline(value, color="grey", linestyle=":", linewidth=1)
             ax.annotate(f"p{q:g} {value:.1f} ms", (value, q / 100), xytext=(4, -10), textcoords="offset points",
                         fontsize=8)
-    ax.set(xlabel=xlabel, ylabel="share of requests", ylim=(0, 1.02), title=title or "Time to first byte")
+    ax.set(xlabel=xlabel, ylabel="share of requests, at or below", ylim=(0, 1.02), title=title or "Time to first byte")
     _note(ax, f"{sketch.count:,} values in a sketch, each bucket within {sketch.relative_accuracy:.1%} of its values")
     return ax
 
