@@ -61,7 +61,7 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
     hosts = {label: (result or {}).get("summary") for label, result in results.items()}
     statuses = {label: "lost" if label in lost else (result or {}).get("status", "?")
                 for label, result in results.items()}
-    from objperf.analysis.stats import first_byte_rows, ok_rows, overlap_bytes
+    from objperf.analysis.stats import direction_of, first_byte_rows, measured_bytes, ok_rows, overlap_bytes
 
     per_host = {label: df[df["host"].astype(str) == label] for label in hosts}
     ran = {label: rows for label, rows in per_host.items() if len(rows)}
@@ -69,10 +69,11 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
     lasts = {label: _last_end(rows) for label, rows in ran.items()}
     start, end = (max(firsts.values()), min(lasts.values())) if ran else (0.0, 0.0)
     window = max(end - start, 1e-9)
-    in_window = {label: float(overlap_bytes(counted_rows(rows), start, end).sum()) if end > start else 0.0
-                 for label, rows in ran.items()}
-    sent_in_window = sum(float(overlap_bytes(rows[write_rows(rows)], start, end).sum()) if end > start else 0.0
-                         for rows in ran.values())
+    # what was done (reads received, writes acknowledged), and of writes what was sent
+    in_window = {label: float(overlap_bytes(rows.assign(bytes=measured_bytes(rows)), start, end).sum())
+                 if end > start else 0.0 for label, rows in ran.items()}
+    sent_in_window = sum(float(overlap_bytes(rows[(direction_of(rows) == "write").to_numpy()], start, end).sum())
+                         if end > start else 0.0 for rows in ran.values())
     summaries = [s for s in hosts.values() if s]
     total = sum(in_window.values())
 
@@ -145,19 +146,6 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
                   for label in hosts},
     }
 
-
-
-def write_rows(df):
-    """The rows of writes (PUTs and parts)."""
-    return df["op"].astype(str).isin([OPS[code] for code in DIRECTIONS["write"]]).to_numpy()
-
-
-def counted_rows(df):
-    """The rows whose bytes a summary counts (objperf.analysis.summary.Tally): successes, and reads cut by the
-    run's end; of writes only those the store acknowledged, of failures none."""
-    from objperf.analysis.stats import cut_rows, ok_rows
-
-    return df[ok_rows(df).to_numpy() | (cut_rows(df).to_numpy() & ~write_rows(df))]
 
 
 def _last_end(rows) -> float:
