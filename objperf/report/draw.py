@@ -28,7 +28,7 @@ def _level_points(series: Series, chart: Chart) -> tuple[list, list]:
 
 
 def figure_of(chart: Chart):
-    from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Legend
+    from bokeh.models import ColumnDataSource, FactorRange, FixedTicker, HoverTool, Legend
     from bokeh.palettes import Category10_10
     from bokeh.plotting import figure
     from bokeh.transform import dodge
@@ -62,6 +62,10 @@ def figure_of(chart: Chart):
             p.line("x", "y", line_width=2, line_dash="dotted" if series.reference else "solid", **common)
             if series.mark == "line" and len(x) <= 60:
                 p.scatter("x", "y", size=6, **common)
+    ticks = sorted({x for s in chart.series if s.mark not in ("hline", "vline") for x in s.x
+                    if isinstance(x, (int, float)) and x > 0})
+    if chart.x_log and 1 < len(ticks) <= 12:  # a sweep's own values on its log axis (1, 4, 16 …), as the notebooks
+        p.xaxis.ticker = FixedTicker(ticks=ticks)
     p.add_tools(HoverTool(tooltips=[("", "$name"), (chart.x_label, "@x"), (chart.y_label, "@text")]))
     if not chart.y_log:  # throughput and shares from 0, as the notebooks draw them
         p.y_range.start = min([0.0] + [y for s in chart.series for y in s.y if isinstance(y, (int, float))])
