@@ -159,6 +159,9 @@ def test_every_sample_study_opens_with_its_question_and_figures(tmp_path):
             study = "write-part-size" if name == "bundle" else name
             assert html.escape(question(study)) in page.read_text(encoding="utf-8")
             check_in_browser(browser, page, analyzed(bundle if name == "bundle" else SAMPLE / name))
+    errors = pages["hot-object"].read_text(encoding="utf-8").partition("Errors by HTTP status")[2]
+    assert "ErrTooManyRequest" in errors and "503" in errors  # the throttled requests, by status and S3 code
+    assert "per part size" in pages["write-part-size"].read_text(encoding="utf-8")
 
 
 def test_a_study_has_an_interactive_figure_for_each_of_its_notebook_figures():
@@ -237,3 +240,17 @@ def test_without_bokeh_the_report_says_which_extra_in_one_line(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == ("objperf report: error: objperf report needs the 'report' extra: "
                                    "pip install 'objperf[report]'")
+
+
+def test_the_api_writes_the_same_page_and_text_from_a_dataset_cannot_reach_it_as_markup(tmp_path):
+    from objperf import api
+    from objperf.report import build_report
+
+    page = api.report(SAMPLE / "mixed", tmp_path / "mixed.html")
+    assert page == tmp_path / "mixed.html" and "Reads and writes at once" in page.read_text(encoding="utf-8")
+    paths = [SAMPLE / "mixed", SAMPLE / "key-fanout"]
+    plain = build_report(paths, tmp_path / "plain.html", labels=["a", "b"]).read_text(encoding="utf-8")
+    hostile = build_report(paths, tmp_path / "hostile.html",
+                           labels=["</script><script>alert(1)</script>", "bad\x1b[31m<b>"]).read_text(encoding="utf-8")
+    assert hostile.count("<script") == plain.count("<script") and "alert(1)</script>" not in hostile
+    assert "<b>" not in hostile.partition("<body>")[2] and "\x1b" not in hostile
