@@ -7,8 +7,6 @@ from __future__ import annotations
 import html
 import io
 import json
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -230,16 +228,6 @@ def test_bad_input_is_one_line_and_exit_2(case, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("objperf report: error: "), proc.stderr
     assert not (tmp_path / "r.html").exists()
-
-
-def test_without_bokeh_the_report_says_which_extra_in_one_line(tmp_path):
-    code = ("import sys; sys.modules['bokeh'] = None; from objperf.commands.report import main; "
-            f"sys.exit(main([{str(SAMPLE / 'mixed')!r}, '-o', {str(tmp_path / 'r.html')!r}]))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == ("objperf report: error: objperf report needs the 'report' extra: "
-                                   "pip install 'objperf[report]'")
 
 
 def test_the_api_writes_the_same_page_and_text_from_a_dataset_cannot_reach_it_as_markup(tmp_path):
