@@ -47,10 +47,14 @@ class Browser:
         self.errors: list[str] = []
         self.requests: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            self.call(f"{domain}.enable", session=True)
+        try:
+            target = self.call("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                self.call(f"{domain}.enable", session=True)
+        except BaseException:  # no browser or profile left behind by one that never answered
+            self.close()
+            raise
 
     def _read(self) -> None:
         buffer = b""
