@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.objperf-installed
-# What the demo needs: objperf, its embedded server and figures; the suite takes every extra (STAMP).
+# What the demo needs: objperf, its embedded server, figures and report; the suite takes every extra (STAMP).
 DEMO_STAMP := $(VENV)/.objperf-demo
 ENGINE_SOURCES := pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_engine/*.pxd) \
                   objperf/_engine/objperf_helpers.h objperf/schema.py
@@ -14,7 +14,9 @@ BUILD_DEBS := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib
 # The Ruby SDK is a peer of the client comparison (the S3-vs-R2 article ran it).
 # nginx is the raw HTTP ceiling of the bench and the HTTP/2 server of the tests (nginx-light: no daemon started).
 PEER_DEBS := ruby ruby-aws-sdk-s3 nginx-light
-DEBS   := $(BUILD_DEBS) $(PEER_DEBS)
+# The browser the tests open `objperf report`'s pages in (headless).
+BROWSER_DEBS := chromium
+DEBS   := $(BUILD_DEBS) $(PEER_DEBS) $(BROWSER_DEBS)
 DEMO_OUT ?= data/demo
 
 # The compatibility suite's other servers from Debian: Ceph (a monitor, an OSD and the RADOS Gateway) and
@@ -26,6 +28,7 @@ COMPAT_DEBS := ceph-mon ceph-osd radosgw ceph-common swift swift-proxy swift-obj
 demo: $(DEMO_STAMP)
 	rm -rf $(DEMO_OUT)
 	$(VENV)/bin/objperf fetch --object-size 1GiB --concurrency 16 --duration 20s --out $(DEMO_OUT) --figures
+	$(VENV)/bin/objperf report $(DEMO_OUT) -o $(DEMO_OUT)/report.html
 	@echo "objperf is $(VENV)/bin/objperf: '. $(VENV)/bin/activate' puts it on your PATH"
 
 test: $(STAMP)
@@ -66,6 +69,7 @@ system-deps:
 	if ! command -v curl-config >/dev/null 2>&1 || [ ! -f /usr/include/zlib.h ] || \
 	   ! $(PYTHON) -c 'import ensurepip, venv, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || \
 	   ! command -v cc >/dev/null 2>&1 || ! command -v nginx >/dev/null 2>&1 || \
+	   { [ -n "$(filter chromium,$(DEBS))" ] && ! command -v chromium >/dev/null 2>&1; } || \
 	   ! ruby -e 'require "aws-sdk-s3"' >/dev/null 2>&1; then \
 		if [ -n "$$missing" ]; then \
 			echo "installing Debian packages:$$missing"; \
@@ -73,7 +77,7 @@ system-deps:
 		fi; \
 	fi
 
-DEMO_INSTALL := -e '.[local,plots]'
+DEMO_INSTALL := -e '.[local,plots,report]'
 TEST_INSTALL := -e '.[dev,compat]'
 # pip's own lines show the downloads; while the engine compiles (a minute on two cores) a line every 15 s says so.
 PIP_INSTALL = ( while sleep 15; do echo "  … still installing (building objperf's libcurl engine takes a minute)"; done ) & \
@@ -86,7 +90,7 @@ $(VENV)/.venv-made:
 	touch $@
 
 $(DEMO_STAMP): $(ENGINE_SOURCES) $(VENV)/.venv-made
-	@echo "installing objperf with its embedded server and figures into $(VENV)"
+	@echo "installing objperf with its embedded server, figures and HTML report into $(VENV)"
 	@$(call PIP_INSTALL,$(DEMO_INSTALL))
 	touch $@
 

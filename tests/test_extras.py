@@ -42,10 +42,11 @@ ENTRY_POINTS = {
                 ["objperf", "mixed", "--local-cluster", "2", "--duration", "1s"],
                 ["objperf", "study", "read-concurrency", "--quick", "--local-cluster", "2"]],
     "lab": [["objperf.commands.notebooks"]],
+    "report": [["objperf", "report", "{data}", "-o", "{tmp}/report.html"]],
 }
 # Each extra's modules that objperf imports where these entry points run.
 REFUSED = {"scale": ["duckdb"], "plots": ["matplotlib", "seaborn"], "cluster": ["distributed", "dask"],
-           "lab": ["nbclient", "nbformat", "ipykernel"]}
+           "lab": ["nbclient", "nbformat", "ipykernel"], "report": ["bokeh"]}
 # Extras that no module refusal can hide (a binary next to Python; clients compare and bench skip with the pip
 # command when absent): what they say is tested where they are used.
 NOT_BY_MODULE = {"local", "peers"}

@@ -12,6 +12,7 @@ COMMANDS = {
     "bench": ("bench", "objperf and its peers on one local server, ratios printed"),
     "analyze": ("analyze", "a saved dataset summarised again: filtered, grouped, with figures"),
     "diff": ("diff", "two or more datasets side by side: what changed, and whether it is more than noise"),
+    "report": ("report", "a run, a study or a comparison as one HTML page with interactive figures, offline"),
     "import": ("imports", "another tool's results (warp, elbencho) as an objperf dataset"),
     "push": ("push", "a dataset into a store (s3://), where objperf.load and analyze read it back"),
     "pack": ("pack", "a dataset or study in one file (tar or zip) to send; objperf.load reads it"),

@@ -4,8 +4,10 @@ with figures, without Python."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from objperf.commands.common import command_main
@@ -22,6 +24,13 @@ EXAMPLES = """examples:
   objperf analyze runs/fleet --by host --figures figures/            # per host, and its figures
   objperf analyze s3://team-results/fleet/ --endpoint https://… --by host  # a dataset kept in a store
 """
+
+
+def add_store_options(p) -> None:
+    """The options naming the store of s3://BUCKET/PREFIX/ datasets."""
+    store = p.add_argument_group("the store of s3://BUCKET/PREFIX/ datasets (objperf push, --out s3://…)")
+    for name in STORE_OPTIONS:
+        add_option(store, TargetOptions, name)
 
 
 def build_parser():
@@ -44,9 +53,7 @@ def build_parser():
                         "TTFB from mergeable sketches (within 0.5 %%); --by a row column or workload setting "
                         f"(default: on past {SCAN_ABOVE // 1_000_000} M rows)")
     add_option(p, OutputOptions, "price")
-    store = p.add_argument_group("the store of s3://BUCKET/PREFIX/ datasets (objperf push, --out s3://…)")
-    for name in STORE_OPTIONS:
-        add_option(store, TargetOptions, name)
+    add_store_options(p)
     return p
 
 
@@ -60,18 +67,24 @@ def main(argv: list[str] | None = None) -> int:
 def execute(args, invocation: Invocation) -> dict:
     """Datasets in a store are brought into a scratch directory first (checked against their manifests), and
     analysed there as any other."""
-    import contextlib
+    with local_paths(args, PROG) as args.paths:
+        return analyze(args, invocation)
 
+
+@contextlib.contextmanager
+def local_paths(args, prog: str) -> Iterator[list[str]]:
+    """``args.paths`` with each s3:// dataset brought into a scratch directory for as long as the block lasts,
+    in the store ``args``' STORE_OPTIONS name (``objperf report`` reads its datasets so too)."""
+    if not any(path.startswith("s3://") for path in args.paths):
+        yield list(args.paths)
+        return
     from objperf.options.spec import build
     from objperf.remote import pulled_with
 
-    if not any(path.startswith("s3://") for path in args.paths):
-        return analyze(args, invocation)
-    settings = build(TargetOptions, {name: getattr(args, name) for name in STORE_OPTIONS}, what=PROG).s3_settings()
+    settings = build(TargetOptions, {name: getattr(args, name) for name in STORE_OPTIONS}, what=prog).s3_settings()
     with contextlib.ExitStack() as stack:
-        args.paths = [str(stack.enter_context(pulled_with(path, settings))) if path.startswith("s3://") else path
-                      for path in args.paths]
-        return analyze(args, invocation)
+        yield [str(stack.enter_context(pulled_with(path, settings))) if path.startswith("s3://") else path
+               for path in args.paths]
 
 
 def analyze(args, invocation: Invocation) -> dict:
