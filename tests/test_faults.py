@@ -92,6 +92,24 @@ def test_a_second_ctrl_c_does_not_cut_the_aborts_short(store, tmp_path):
     assert load(out).attrs["manifest"]["status"] == "interrupted"
 
 
+@pytest.mark.parametrize("hangup", [signal.SIGHUP, signal.SIGTERM])
+def test_a_closed_terminal_ends_a_put_as_sigterm_does(store, tmp_path, hangup):
+    """SIGHUP (the terminal closed) ended a run without aborting its uploads or finishing its manifest."""
+    out, prefix = tmp_path / "p", f"hangup-{int(hangup)}/"
+    args = [sys.executable, "-m", "objperf", "put", f"s3://{store.bucket}/{prefix}", "--endpoint",
+            store.server.endpoint, "--object-size", "200MiB", "--part-size", "5MiB", "-c", "4", "--keys", "3",
+            "--duration", "60s", "--out", str(out)]
+    proc = subprocess.Popen(args, env=store.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_rows(out)
+    wait_until(lambda: store.client.open_uploads(store.bucket, prefix), what="an open upload")
+    proc.send_signal(hangup)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + hangup, stderr
+    assert "Traceback" not in stderr
+    assert not store.client.open_uploads(store.bucket, prefix)
+    assert load(out).attrs["manifest"]["status"] == "interrupted"
+
+
 def test_aborts_the_store_did_not_take_are_listed_and_fail_the_run(own_server, tmp_path):
     server, client = own_server
     out = tmp_path / "p"

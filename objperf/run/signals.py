@@ -1,7 +1,7 @@
-"""Ctrl-C and SIGTERM during a run, handled one way for the commands and the library alike: the first
-stops the run (a KeyboardInterrupt, which the drive loop turns into a clean stop); a second, while the
-stopped run cleans up (aborts its open uploads, writes its manifest), is said and waited out; a third
-forces the way out."""
+"""Ctrl-C, SIGTERM and SIGHUP (a closed terminal) during a run, handled one way for the commands and the
+library alike: the first stops the run (a KeyboardInterrupt, which the drive loop turns into a clean stop);
+a second, while the stopped run cleans up (aborts its open uploads, writes its manifest), is said and
+waited out; a third forces the way out."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ import sys
 import threading
 from collections.abc import Iterator
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-STOPPED_BY = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)"}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOPPED_BY = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)",
+              signal.SIGHUP: "hung up (SIGHUP: its terminal closed)"}
+
+
+def _say(text: str) -> None:
+    """A line on stderr, if there is still one: after SIGHUP the terminal may be gone."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
+
 
 class StopSignals:
     """A signal handler counting the stop signals it received; ``stopped_by`` is the first one."""
@@ -25,19 +33,18 @@ class StopSignals:
         self.count += 1
         if self.count == 1:
             self.stopped_by = signum
-            print(f"objperf: {STOPPED_BY.get(signum, 'stopped')}: stopping, cutting what is in flight and keeping "
-                  "the rows so far", file=sys.stderr, flush=True)
+            _say(f"objperf: {STOPPED_BY.get(signum, 'stopped')}: stopping, cutting what is in flight and keeping "
+                 "the rows so far")
             raise KeyboardInterrupt
         if self.count == 2:
-            print("objperf: finishing clean-up (aborting open uploads, writing the dataset); "
-                  "Ctrl-C again to force", file=sys.stderr, flush=True)
+            _say("objperf: finishing clean-up (aborting open uploads, writing the dataset); Ctrl-C again to force")
             return
         raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
 def handled(stop: StopSignals) -> Iterator[StopSignals]:
-    """``stop`` handles SIGINT and SIGTERM inside the block (signals reach the main thread only)."""
+    """``stop`` handles SIGINT, SIGTERM and SIGHUP inside the block (signals reach the main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return

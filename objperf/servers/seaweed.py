@@ -38,11 +38,11 @@ def die_with_parent() -> list[str]:
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held back (in the main thread) inside the block, delivered as it ends."""
+    """SIGINT, SIGTERM and SIGHUP held back (in the main thread) inside the block, delivered as it ends."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
