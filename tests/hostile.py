@@ -24,6 +24,7 @@ Modes (``MODES`` holds them all):
 - ``wrong-content-range``: every 206 says ``bytes 0-…`` whatever range was asked, and sends those bytes.
 - ``short-body``: a 206 names the range asked and sends half of it, with a Content-Length that says so.
 - ``head-says-zero``: HEAD says 0 bytes; GET sends ``size`` bytes.
+- ``head-says-huge``: HEAD says 2^63 - 1 bytes, past the 5 TiB an S3 object can hold.
 - ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
 - ``get-stall``: every GET is taken and never answered (until the server stops).
 - ``not-http``: every GET is answered with bytes and no HTTP status line (HTTP/0.9, or no HTTP at all).
@@ -48,7 +49,7 @@ MODES = (
     "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
-    "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort",
+    "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -204,7 +205,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if key not in h.objects:
             self._answer(404)
             return
-        size = 0 if h.mode == "head-says-zero" else h.objects[key]
+        size = 0 if h.mode == "head-says-zero" else (1 << 63) - 1 if h.mode == "head-says-huge" else h.objects[key]
         self.send_response(200)
         self.send_header("Content-Length", str(size))
         self.send_header("ETag", '"hostile"')

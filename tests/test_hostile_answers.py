@@ -95,3 +95,15 @@ def test_an_upload_the_store_opens_again_after_its_abort_is_aborted_again(tmp_pa
                        env=env(), timeout=60)
         assert s3.aborts and all(n == 2 for n in s3.aborts.values()), s3.aborts
     assert "Traceback" not in done.stderr and "left open" not in done.stdout + done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("url", ["s3://{bucket}/data/obj.bin", "{endpoint}/{bucket}/data/obj.bin"])
+def test_a_size_no_object_can_have_is_one_line_before_any_get(tmp_path, url):
+    """A HEAD size over 5 TiB (up to 2^63 - 1) was taken as the object's size."""
+    with HostileS3("head-says-huge", objects=OBJECT) as s3:
+        store = ["--endpoint", s3.endpoint] if url.startswith("s3://") else []  # else a plain HTTP URL
+        done = run_cli("objperf.fetch", url.format(bucket=s3.bucket, endpoint=s3.endpoint), *store,
+                       "--duration", "1s", "--no-save", env=env(), timeout=60)
+        assert s3.calls.get("GET", 0) == 0
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "not a size an S3 object can have" in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from objperf.errors import BucketNotFound, NotFound, TransferFailed, UsageError, refused, unreachable
 from objperf.s3.boto import BotocorePlane
 from objperf.s3.light import Attempt, LightS3
-from objperf.s3.listing import LISTING_LIMIT, PAGE_KEYS, Listing, list_all
+from objperf.s3.listing import LISTING_LIMIT, PAGE_KEYS, Listing, held_to_object_size, list_all
 from objperf.s3.settings import PRESIGN_MAX_SECONDS, URL_LIFETIME_S, S3Settings, check_url_lifetime
 
 __all__ = ["URL_LIFETIME_S", "Attempt", "S3Client", "S3Settings", "check_url_lifetime"]
@@ -98,7 +98,7 @@ class S3Client:
                            s3_error=exc.s3_error or "NoSuchKey") from None
         if size is None:
             raise NotFound(f"HEAD s3://{bucket}/{key}: no Content-Length from {self.endpoint}")
-        return size
+        return held_to_object_size(size, f"HEAD s3://{bucket}/{key}")
 
     def check_region(self, bucket: str) -> None:
         """Stop before the run when the store says ``bucket`` lives in another region than the one objperf signs

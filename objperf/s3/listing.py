@@ -21,6 +21,14 @@ PAGE_KEYS = 1000
 MAX_OBJECT_BYTES = 5 << 40  # S3's largest object: 5 TiB
 
 
+def held_to_object_size(size: int, what: str) -> int:
+    """``size``, the length a server gave an object, if an object can be that long (0 to 5 TiB)."""
+    if not 0 <= size <= MAX_OBJECT_BYTES:
+        raise TargetError(f"{what}: the server says the object holds {size:,} bytes, not a size an S3 object "
+                          "can have (0 to 5 TiB)")
+    return size
+
+
 @dataclass
 class Page:
     keys: list[tuple[str, int]]

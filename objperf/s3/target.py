@@ -23,7 +23,7 @@ from objperf.errors import (
     UsageError,
 )
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
-from objperf.s3.listing import LISTING_LIMIT
+from objperf.s3.listing import LISTING_LIMIT, held_to_object_size
 from objperf.sanitize import without_userinfo
 
 
@@ -215,7 +215,7 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
     try:
         status, length, _ = exchange.request("HEAD", url, deadline=timeout)
         if status == 200 and length >= 0:
-            return length
+            return held_to_object_size(length, f"HEAD {safe}")
         status, length, _ = exchange.request("GET", url, byte_range="0-0", body_limit=1, deadline=timeout)
     except TransferFailed as exc:
         if exc.untrusted:
@@ -224,8 +224,8 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
             raise Unreachable(f"{safe} did not answer in time", code=exc.code) from None
         raise Unreachable(f"cannot reach {safe} ({exc.detail})", code=exc.code) from None
     total = exchange.content_range.rpartition("/")[2]
-    if status == 206 and total.isdigit():
-        return int(total)
+    if status == 206 and total.isdigit() and len(total) < 20:
+        return held_to_object_size(int(total), f"GET {safe}")
     if status == 200 and length >= 0:
-        return length
+        return held_to_object_size(length, f"GET {safe}")
     raise TargetError(f"GET {safe} answered {status}; objperf needs the object's size to plan ranges")
