@@ -117,6 +117,22 @@ def test_a_malformed_warp_file_is_one_line_naming_the_line(tmp_path, mangle, mes
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("times", [(2.0, 2.001, 1.0),  # it ends before it starts
+                                   (1.0, 1.5, 1.2),  # its first byte after its end
+                                   (1.0, 0.9, 1.2),  # its first byte before its start
+                                   (1.0, "", "2027-01-01T10:00:01.000000000Z")])  # a request of a month
+def test_warp_times_that_are_no_requests_are_one_line_naming_the_line(tmp_path, times):
+    """A warp row whose end came before its start imported as '50331648 Gbps, 6e9 requests/s'."""
+    ops = warp_ops(6)
+    start, first, end = times
+    ops[3] = (*ops[3][:5], stamp(start), stamp(first) if first else "", end if isinstance(end, str) else stamp(end))
+    path = write_warp(tmp_path / "w.csv", ops, zstd=False)
+    proc = run_cli("objperf", "import", "warp", str(path), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2, proc.stdout
+    assert "line 5: its times are not a request's" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
 # -- elbencho -------------------------------------------------------------------------------------
 
 RESULT_COLUMNS = ["ISO date", "label", "path type", "paths", "hosts", "threads", "dirs", "files", "file size",

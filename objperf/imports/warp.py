@@ -72,6 +72,20 @@ def _times(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, *, op
     return np.where(parsed.isna().to_numpy(), np.nan, seconds)
 
 
+MAX_REQUEST_S = 7 * 24 * 3600.0  # no request of a benchmark lasts a week
+
+
+def _check_order(start: np.ndarray, first_byte: np.ndarray, end: np.ndarray, numbers: list[int], path: Path) -> None:
+    """A request starts, has its first byte, and ends, in that order, within a week; one line naming the first
+    line whose times do not (an end before its start made "50331648 Gbps")."""
+    with np.errstate(invalid="ignore"):
+        bad = ~(end >= start) | (end - start > MAX_REQUEST_S) | (first_byte < start) | (first_byte > end)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise UsageError(f"{path} line {numbers[i]}: its times are not a request's (start, first byte and end in "
+                         "that order, within a week)")
+
+
 def _ints(raw: pd.DataFrame, column: str, numbers: list[int], path: Path, default: int = 0) -> np.ndarray:
     """Whole numbers from 0 to 2**53 (byte counts, thread numbers), or one line naming the first that is not."""
     if column not in raw.columns:
@@ -84,6 +98,7 @@ def _rows(raw: pd.DataFrame, numbers: list[int], path: Path) -> pd.DataFrame:
     start = _times(raw, "start", numbers, path)
     end = _times(raw, "end", numbers, path)
     first_byte = _times(raw, "first_byte", numbers, path, optional=True)
+    _check_order(start, first_byte, end, numbers, path)
     error = raw["error"].fillna("").str.strip()
     endpoint = raw["endpoint"] if "endpoint" in raw.columns else pd.Series([""] * n)
     host_port = endpoint.str.replace(r"^[a-z]+://", "", regex=True).str.rsplit(":", n=1)
