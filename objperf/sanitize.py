@@ -47,6 +47,18 @@ def printable(text: object) -> str:
 
 
 
+ERROR_LINE_CHARS = 1000  # an error or a warning a user reads: a 70 KB key from a listing is not read whole
+
+
+def error_line(text: object, limit: int = ERROR_LINE_CHARS) -> str:
+    """``printable(text)``, its middle left out past ``limit`` characters (saying how many)."""
+    line = printable(text)
+    if len(line) <= limit:
+        return line
+    head, tail = line[:limit * 3 // 4], line[-(limit // 4):]
+    return f"{head} … [{len(line) - len(head) - len(tail):,} characters left out] … {tail}"
+
+
 def printable_lines(text: str) -> str:
     """A table or a block of lines made printable line by line: its newlines kept, any other control byte in
     it (a key's, an error code's) escaped."""

@@ -107,3 +107,16 @@ def test_a_size_no_object_can_have_is_one_line_before_any_get(tmp_path, url):
         assert s3.calls.get("GET", 0) == 0
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "not a size an S3 object can have" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_error_line_is_shortened_not_printed_whole(tmp_path):
+    """Error lines were never shortened: a 70 KB key was printed whole."""
+    from objperf.sanitize import ERROR_LINE_CHARS
+
+    dataset = "data/sample/read-concurrency"
+    done = run_cli("objperf", "analyze", dataset, "--window", "\x1b[2J" + "k" * 70_000 + "-tail")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert len(line) < ERROR_LINE_CHARS + 200 and "characters left out" in line
+    assert line.startswith("objperf analyze: error: bad --window") and "-tail" in line  # its head and its end
+    assert "\x1b" not in line

@@ -13,7 +13,7 @@ from typing import NoReturn
 from objperf.errors import ObjperfError
 from objperf.run.invocation import Invocation, progress_mode
 from objperf.run.signals import StopSignals, handled
-from objperf.sanitize import printable
+from objperf.sanitize import error_line
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -89,7 +89,7 @@ def warnings_in_a_line(prog: str) -> Iterator[None]:
 def warning_lines(message) -> list[str]:
     """A warning's text as lines, each made printable (a line break is a new line, not a literal ``\\x0a``);
     blank lines dropped."""
-    lines = [printable(line.strip()) for line in str(message).splitlines()]
+    lines = [error_line(line.strip()) for line in str(message).splitlines()]
     return [line for line in lines if line] or [""]
 
 
@@ -97,7 +97,7 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except ObjperfError as exc:
-        print(f"{prog}: error: {printable(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
@@ -114,7 +114,7 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     except Exception as exc:  # the promise is one line, never a traceback
         if os.environ.get("OBJPERF_DEBUG"):
             raise
-        print(f"{prog}: error: {type(exc).__name__}: {printable(exc)} (set OBJPERF_DEBUG=1 for a traceback)",
+        print(f"{prog}: error: {type(exc).__name__}: {error_line(exc)} (set OBJPERF_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return EXIT_ERROR
 
@@ -174,10 +174,10 @@ def report(result, args, invocation: Invocation) -> int:
     s = result.summary
     left_open = s.get("uploads_left_open", [])
     if left_open and "left open" not in s.get("error", ""):
-        print(f"{prog}: error: {printable(left_open_text(left_open))}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(left_open_text(left_open))}", file=sys.stderr)
     if result.status == "interrupted":
         return interrupted_exit()
     if result.status == "failed":  # objperf.run.outcome decided it, for the manifest as for the exit status
-        print(f"{prog}: error: {printable(s.get('error') or 'the run failed')}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(s.get('error') or 'the run failed')}", file=sys.stderr)
         return EXIT_ERROR
     return 0
