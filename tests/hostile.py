@@ -74,6 +74,7 @@ class HostileS3:
         self.tls = tls  # (certificate, key) PEM files: speak HTTPS
         self.calls: dict[str, int] = {}
         self.aborts: dict[str, int] = {}  # by key
+        self.paths: list[str] = []  # every HEAD's and GET's path as it came, unresolved
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self._server: http.server.ThreadingHTTPServer | None = None
@@ -190,6 +191,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         h = self.hostile
         bucket, key, _ = self._where()
         h.count("HEAD")
+        h.paths.append(urlsplit(self.path).path)
         if h.mode == "ansi-error" and key:
             self.send_response(403)
             self.send_header("x-amz-error-code", ANSI_CODE)
@@ -221,6 +223,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._list_uploads(query)
             return
         h.count("GET")
+        h.paths.append(urlsplit(self.path).path)
         if h.mode == "get-stall":
             h.stopping.wait()
             return

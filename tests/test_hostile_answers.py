@@ -120,3 +120,22 @@ def test_an_error_line_is_shortened_not_printed_whole(tmp_path):
     assert len(line) < ERROR_LINE_CHARS + 200 and "characters left out" in line
     assert line.startswith("objperf analyze: error: bad --window") and "-tail" in line  # its head and its end
     assert "\x1b" not in line
+
+
+@pytest.mark.parametrize("engine", ["curl", "requests"])
+def test_a_key_with_dot_segments_is_asked_for_as_named_or_refused(tmp_path, engine):
+    """libcurl squashed '.' and '..' (no CURLOPT_PATH_AS_IS): a listed key data/./x/../obj.bin was asked for
+    as data/obj.bin, another object than the one named and signed."""
+    key = "data/./x/../obj.bin"
+    with HostileS3("listing-keys", keys=[key], objects={key: 2 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--engine", engine,
+                       "--range-size", "1MiB", "-c", "2", "--requests", "4", "--out", str(tmp_path / "r"),
+                       env=env(), timeout=60)
+        asked = [path for path in s3.paths if path != f"/{s3.bucket}"]  # the bucket's HEAD aside
+    assert "Traceback" not in done.stderr
+    if engine == "curl":
+        assert done.returncode == 0, done.stderr
+        assert asked and all(path == f"/{s3.bucket}/{key}" for path in asked), asked
+        assert (load(tmp_path / "r").status == 206).all()
+    else:  # its HTTP library cannot send it as named: refused before any request
+        assert done.returncode == 2 and asked == [] and "as named" in done.stderr, done.stderr

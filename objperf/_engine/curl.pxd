@@ -36,6 +36,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLOPT_HEADERFUNCTION
         CURLOPT_HEADERDATA
         CURLOPT_NOSIGNAL
+        CURLOPT_PATH_AS_IS
         CURLOPT_BUFFERSIZE
         CURLOPT_UPLOAD_BUFFERSIZE
         CURLOPT_IPRESOLVE

@@ -226,6 +226,8 @@ cdef class Exchange:
         curl_easy_reset(e)  # keeps the connection, the DNS cache and TLS sessions
         check(curl_easy_setopt(e, CURLOPT_URL, <char *>url), "CURLOPT_URL")
         check(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
+        # The path as signed: libcurl would squash "." and ".." segments of a key into another object's path
+        check(curl_easy_setopt(e, CURLOPT_PATH_AS_IS, <long>1), "CURLOPT_PATH_AS_IS")
         if not self.proxy_from_env:
             check(curl_easy_setopt(e, CURLOPT_NOPROXY, b"*"), "CURLOPT_NOPROXY")
         check(curl_easy_setopt(e, CURLOPT_HTTPHEADER, self.headers), "CURLOPT_HTTPHEADER")

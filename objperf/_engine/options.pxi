@@ -18,6 +18,8 @@ cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list k
     check_easy(curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, <long>min(buffer_size, 2 << 20)),
                "CURLOPT_UPLOAD_BUFFERSIZE")
     check_easy(curl_easy_setopt(e, CURLOPT_NOSIGNAL, <long>1), "CURLOPT_NOSIGNAL")
+    # The path as signed: libcurl would squash "." and ".." segments of a key into another object's path
+    check_easy(curl_easy_setopt(e, CURLOPT_PATH_AS_IS, <long>1), "CURLOPT_PATH_AS_IS")
     check_easy(curl_easy_setopt(e, CURLOPT_TCP_NODELAY, <long>1), "CURLOPT_TCP_NODELAY")
     check_easy(curl_easy_setopt(e, CURLOPT_BUFFERSIZE, <long>buffer_size), "CURLOPT_BUFFERSIZE")
     check_easy(curl_easy_setopt(e, CURLOPT_IPRESOLVE, <long>IP_RESOLVE[ip]), "CURLOPT_IPRESOLVE")

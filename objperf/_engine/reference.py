@@ -19,8 +19,10 @@ import numpy as np
 import requests
 import urllib3
 
+from objperf.errors import UsageError
 from objperf.plan.reads import SequentialPlan, range_count
 from objperf.s3.xml import element_text
+from objperf.sanitize import printable
 from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 
 _CHUNK = 1 << 20
@@ -29,6 +31,17 @@ CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)
 
 
 CURLE_PARTIAL_FILE = 18
+
+
+def refuse_dot_segments(url: str) -> None:
+    """urllib3 resolves a path's ``.`` and ``..`` segments, so a key holding them would be asked for as another
+    object's path than the one named and signed: refused before any request (libcurl's engine sends it as is)."""
+    from urllib.parse import unquote, urlsplit
+
+    segments = unquote(urlsplit(url).path).split("/")
+    if "." in segments or ".." in segments:
+        raise UsageError(f"--engine requests cannot ask for {printable(urlsplit(url).path)!r} as named (its HTTP "
+                         "library resolves '.' and '..' segments to another path); the curl engine can")
 
 
 def range_as_asked(status: int, content_range: str | None, offset: int, length: int) -> bool:
@@ -94,6 +107,8 @@ class RequestsEngine:
                  fds=None, max_requests=-1, max_bytes=-1, verify=False, timeout=300.0, connect_timeout=10.0,
                  seed=0x9E3779B97F4A7C15, ca_file=None, verify_tls=True, **_curl_only):
         self.urls = [u.decode() if isinstance(u, bytes) else u for u in urls]
+        for url in self.urls:
+            refuse_dot_segments(url)
         self.plan = _Plan(sizes, range_size, random_ranges, max_requests, max_bytes, seed)
         self.concurrency = concurrency
         self.thread_count = concurrency
