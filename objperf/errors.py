@@ -116,9 +116,20 @@ def unreachable(endpoint: str, what: str, code: int, detail: str) -> Unreachable
     elif code == CURLE_PEER_FAILED_VERIFICATION:
         detail = detail.removeprefix("SSL certificate problem: ")
         message = f"endpoint {endpoint}: {UNTRUSTED}{': ' + detail if detail else ''}; {TLS_HINT}"
+    elif code in ANSWER_FAULTS:
+        message = f"endpoint {endpoint} {ANSWER_FAULTS[code]} to {what}" + (f" ({detail})" if detail else "")
     else:
         message = f"cannot reach endpoint {endpoint} ({detail})"
     return Unreachable(message, code=code)
+
+
+# libcurl codes of an answer that came wrong, or of this side, not of an endpoint out of reach
+ANSWER_FAULTS = {
+    8: "sent what is not an HTTP answer S3 gives", 18: "cut its answer short", 27: "could not be answered: "
+    "libcurl ran out of memory (this machine's, not the endpoint's)", 52: "closed the connection without answering",
+    55: "broke the connection while objperf was sending", 56: "broke the connection while answering",
+    61: "sent an answer in an encoding libcurl cannot read", 63: "sent an answer longer than objperf takes",
+}
 
 
 def refused(endpoint: str, what: str, s3_error: str, status: int | None) -> ObjperfError:

@@ -25,6 +25,7 @@ Modes (``MODES`` holds them all):
 - ``short-body``: a 206 names the range asked and sends half of it, with a Content-Length that says so.
 - ``head-says-zero``: HEAD says 0 bytes; GET sends ``size`` bytes.
 - ``head-says-huge``: HEAD says 2^63 - 1 bytes, past the 5 TiB an S3 object can hold.
+- ``head-bad-length``: HEAD answers a Content-Length that is no number.
 - ``ansi-error``: every GET and HEAD is refused with ANSI escapes and control bytes in the S3 error code.
 - ``get-stall``: every GET is taken and never answered (until the server stops).
 - ``not-http``: every GET is answered with bytes and no HTTP status line (HTTP/0.9, or no HTTP at all).
@@ -50,6 +51,7 @@ MODES = (
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
+    "head-bad-length",
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -206,6 +208,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if key not in h.objects:
             self._answer(404)
+            return
+        if h.mode == "head-bad-length" and key:
+            self.send_response(200)
+            self.send_header("Content-Length", "twelve")
+            self.end_headers()
+            self.close_connection = True
             return
         size = 0 if h.mode == "head-says-zero" else (1 << 63) - 1 if h.mode == "head-says-huge" else h.objects[key]
         self.send_response(200)

@@ -139,3 +139,22 @@ def test_a_key_with_dot_segments_is_asked_for_as_named_or_refused(tmp_path, engi
         assert (load(tmp_path / "r").status == 206).all()
     else:  # its HTTP library cannot send it as named: refused before any request
         assert done.returncode == 2 and asked == [] and "as named" in done.stderr, done.stderr
+
+
+def test_an_answer_that_is_no_http_is_not_said_to_be_an_endpoint_out_of_reach(tmp_path):
+    """An invalid Content-Length read 'cannot reach endpoint', as if the store were down."""
+    with HostileS3("head-bad-length", objects=OBJECT) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint,
+                       "--duration", "1s", "--no-save", env=env(), timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "cannot reach" not in line and "not an HTTP answer" in line, line
+
+
+@pytest.mark.parametrize("code", [8, 18, 27, 52, 55, 56, 61, 63])
+def test_a_libcurl_code_of_a_wrong_answer_or_of_this_side_never_reads_as_out_of_reach(code):
+    """libcurl's code 27 (out of memory) read 'cannot reach endpoint'."""
+    from objperf.errors import unreachable
+
+    line = str(unreachable("http://127.0.0.1:9", "HEAD s3://b/k", code, "detail"))
+    assert "cannot reach" not in line and "127.0.0.1:9" in line and "HEAD s3://b/k" in line
