@@ -291,3 +291,14 @@ def test_parts_are_compacted_a_row_group_at_a_time_in_order_and_in_one_schema(tm
     assert table.column("n").to_pylist() == list(range(27))
     assert table.column("note").to_pylist() == [None] * 25 + ["late", None]
     assert writer.manifest["rows"] == 27
+
+
+def test_a_large_manifest_rides_with_the_rows_uncopied(runs):
+    """A 9.3 MB manifest (a 10-row run over a 100k-key prefix) made analyze take 3.9 s and diff 17 s: pandas
+    deep-copied it on every operation."""
+    rows = load(runs["read2"].dataset)
+    manifest = rows.attrs["manifest"]
+    assert rows[rows["bytes"] > 0].attrs["manifest"] is manifest
+    assert rows.groupby("host", observed=True).head(1).attrs["manifest"] is manifest
+    both = load([runs["read2"].dataset, runs["read8"].dataset])
+    assert both[both["bytes"] >= 0].attrs["manifests"] is both.attrs["manifests"]
