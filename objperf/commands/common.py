@@ -173,11 +173,16 @@ def report(result, args, invocation: Invocation) -> int:
         say(f"dataset {result.dataset} ({result.summary['requests']} rows)")
     s = result.summary
     left_open = s.get("uploads_left_open", [])
-    if left_open and "left open" not in s.get("error", ""):
-        print(f"{prog}: error: {error_line(left_open_text(left_open))}", file=sys.stderr)
+    error = s.get("error") or "the run failed"
+    if left_open:  # every upload on a line of its own: the user aborts each by its id, none shortened away
+        print(f"{prog}: error: {len(left_open)} multipart upload(s) left open, the store did not take the aborts; "
+              "abort them yourself:", file=sys.stderr)
+        for entry in left_open:
+            print(f"  {error_line(entry)}", file=sys.stderr)
     if result.status == "interrupted":
         return interrupted_exit()
     if result.status == "failed":  # objperf.run.outcome decided it, for the manifest as for the exit status
-        print(f"{prog}: error: {error_line(s.get('error') or 'the run failed')}", file=sys.stderr)
+        if not (left_open and error == left_open_text(left_open)):
+            print(f"{prog}: error: {error_line(error)}", file=sys.stderr)
         return EXIT_ERROR
     return 0
