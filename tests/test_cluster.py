@@ -257,3 +257,13 @@ def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, t
         assert time.monotonic() - started < 30
     assert store.client.list_keys(store.bucket, "never-started/") == []
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.timeout(300)
+def test_a_cluster_put_on_the_embedded_server_makes_its_bucket_once(tmp_path):
+    """Both hosts made the embedded server's bucket at once: one failed with BucketAlreadyOwnedByYou."""
+    out = tmp_path / "run"
+    proc = run_cli("objperf", "put", "--local-cluster", "2", "--object-size", "6MiB", "--part-size", "5MiB",
+                   "-c", "2", "--requests", "2", "--out", str(out), timeout=240)
+    assert proc.returncode == 0 and "BucketAlreadyOwnedByYou" not in proc.stderr, proc.stderr
+    assert read_manifest(out)["summary"]["objects_written"] == 4

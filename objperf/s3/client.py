@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 
-from objperf.errors import BucketNotFound, NotFound, TransferFailed, UsageError, refused, unreachable
+from objperf.errors import BucketNotFound, NotFound, ObjperfError, TransferFailed, UsageError, refused, unreachable
 from objperf.s3.boto import BotocorePlane
 from objperf.s3.light import Attempt, LightS3
 from objperf.s3.listing import LISTING_LIMIT, PAGE_KEYS, Listing, held_to_object_size, list_all
@@ -186,8 +186,15 @@ class S3Client:
         return [b["Name"] for b in listing.get("Buckets", [])]
 
     def create_bucket(self, bucket: str) -> None:
-        if not self.bucket_exists(bucket):
+        """Make ``bucket`` unless it is there; one made meanwhile with these credentials (another host of a
+        cluster, at the same moment) is there."""
+        if self.bucket_exists(bucket):
+            return
+        try:
             self._call(f"create bucket {bucket}", "create_bucket", Bucket=bucket)
+        except ObjperfError as exc:
+            if getattr(exc, "s3_error", "") != "BucketAlreadyOwnedByYou":
+                raise
 
     def put_object(self, bucket: str, key: str, body: bytes) -> None:
         self._call(f"PUT s3://{bucket}/{key}", "put_object", Bucket=bucket, Key=key, Body=body)
