@@ -12,6 +12,11 @@ Modes (``MODES`` holds them all):
 - ``listing-endless-body``: the listing's body never ends.
 - ``listing-forever-same-token``: every page is truncated and names the same continuation token.
 - ``listing-forever-new-token``: every page is truncated and names a new token, each with ``page_keys`` keys.
+- ``listing-repeats``: every page is truncated, names a new token and lists the same ``page_keys`` keys.
+- ``listing-long-key``: every page is truncated, names a new token and lists one key of ``key_bytes`` bytes.
+- ``listing-long-token``: every page is truncated and names a new token of ``token_bytes`` bytes.
+- ``listing-max-keys``: every page is truncated, names a new token and lists ``page_keys`` new keys of
+  ``key_bytes`` bytes (1,024 by default: S3's longest), in order.
 - ``listing-bad-size``: a listed size that is no number, or negative, or 1e99.
 - ``listing-not-xml``: the listing's body is not XML.
 - ``head-endless-body``: a HEAD answer followed by an endless body (a broken server, or a hostile one).
@@ -47,7 +52,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 MODES = (
     "well-behaved", "listing-keys", "listing-endless-body", "listing-forever-same-token",
-    "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
+    "listing-forever-new-token", "listing-repeats", "listing-long-key", "listing-long-token", "listing-max-keys",
+    "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
@@ -63,7 +69,8 @@ def content(size: int) -> bytes:
 class HostileS3:
     def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
                  bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000,
-                 tls: tuple[str, str] | None = None, redirect_to: str = ""):
+                 key_bytes: int | None = None, token_bytes: int = 1 << 20, tls: tuple[str, str] | None = None,
+                 redirect_to: str = ""):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
@@ -73,6 +80,8 @@ class HostileS3:
         self.keys = list(keys or [])
         self.bad_size = bad_size
         self.page_keys = page_keys
+        self.key_bytes = key_bytes or (1024 if mode == "listing-max-keys" else 1 << 20)
+        self.token_bytes = token_bytes
         self.tls = tls  # (certificate, key) PEM files: speak HTTPS
         self.calls: dict[str, int] = {}
         self.aborts: dict[str, int] = {}  # by key
@@ -292,14 +301,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if h.mode == "listing-not-xml":
             self._answer(200, b"this is not <xml")
             return
-        keys = h.keys if h.mode == "listing-keys" else [k for k in h.objects if k.startswith(prefix)]
+        keys = h.keys if h.mode == "listing-keys" else sorted(k for k in h.objects if k.startswith(prefix))
         items = [(k, h.objects.get(k, 1 << 20)) for k in keys]
         truncated, next_token = False, ""
+        page = int(token.partition("-")[0]) + 1 if token[:1].isdigit() else 1
         if h.mode == "listing-forever-same-token":
             truncated, next_token = True, "same"
-        elif h.mode == "listing-forever-new-token":
-            page = int(token or 0) + 1
-            items = [(f"{prefix}page{page}-{i}", 1 << 20) for i in range(h.page_keys)]
+        elif h.mode in ("listing-forever-new-token", "listing-repeats"):
+            numbered = 1 if h.mode == "listing-repeats" else page
+            items = [(f"{prefix}page{numbered:09d}-{i:06d}", 1 << 20) for i in range(h.page_keys)]
+            truncated, next_token = True, str(page)
+        elif h.mode == "listing-long-key":
+            items = [(f"{prefix}{page:09d}-".ljust(h.key_bytes, "k"), 1 << 20)]
+            truncated, next_token = True, str(page)
+        elif h.mode == "listing-long-token":
+            items, truncated, next_token = [], True, f"{page}-".ljust(h.token_bytes, "t")
+        elif h.mode == "listing-max-keys":
+            items = [(f"{prefix}{page:09d}-{i:06d}-".ljust(h.key_bytes, "k"), 1 << 20) for i in range(h.page_keys)]
             truncated, next_token = True, str(page)
         contents = "".join(
             f"<Contents><Key>{_xml(k)}</Key><Size>{h.bad_size if h.mode == 'listing-bad-size' else size}</Size>"

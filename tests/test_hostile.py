@@ -142,6 +142,85 @@ def test_a_listing_cut_by_the_key_limit_says_so(monkeypatch):
     assert listing.capped and len(listing.keys) == 2500 and listing.pages == 3
 
 
+@pytest.mark.parametrize("mode, options, words", [
+    ("listing-long-key", {"key_bytes": 1 << 20}, ("key of 1.0 MiB", "1 to 1,024 bytes")),
+    ("listing-long-key", {"key_bytes": 1025}, ("key of 1,025 bytes", "1 to 1,024 bytes")),
+    ("listing-long-token", {"token_bytes": 1 << 20}, ("continuation token is 1.0 MiB long",)),
+    ("listing-long-token", {"token_bytes": 4097}, ("continuation token is 4,097 bytes long",)),
+])
+def test_a_listing_that_would_pile_up_long_names_stops_at_its_first_page(mode, options, words):
+    """One 1 MB key (or token) a page, pages without end: refused at the first, as S3 holds none so long."""
+    with HostileS3(mode, **options) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save")
+        assert s3.calls["LIST"] == 1 and s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, *words)
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+def test_a_listing_of_the_longest_keys_holds_at_most_its_cap_of_names():
+    """Pages of 1,000 keys of 1,024 bytes each without end: the keys held stop at the listing's cap of
+    bytes of names, one line, long before the memory's end (and before the first GET)."""
+    from objperf.s3.listing import LISTING_KEY_BYTES
+
+    with HostileS3("listing-max-keys") as s3:
+        done, rss = run_measured("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                                 "--keys", "100000000", "--timeout", "5m")
+        assert s3.calls.get("GET", 0) == 0
+        assert s3.calls["LIST"] == LISTING_KEY_BYTES // (1000 * 1024) + 1
+    assert_one_clean_error(done, f"key names passed {LISTING_KEY_BYTES >> 20} MiB")
+    assert rss < (LISTING_KEY_BYTES * 3) + (150 << 20), f"peak RSS {rss >> 20} MiB"
+
+
+@pytest.mark.parametrize("page_keys", [1, 1000])
+def test_a_listing_that_repeats_its_keys_is_one_line_and_nothing_is_read(page_keys):
+    """Always truncated, a new token each page and the same keys on every one: not new objects."""
+    with HostileS3("listing-repeats", page_keys=page_keys) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls["LIST"] == 2 and s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, "(page 2)", "listing is broken")
+
+
+@pytest.mark.parametrize("keys, word", [
+    (["data/b.bin", "data/a.bin"], "'data/a.bin' after a key that comes later"),
+    (["data/a.bin", "data/a.bin"], "'data/a.bin' again"),
+    # S3's order for two, a directory walk's for the first and third: in neither order throughout
+    (["data/a-c", "data/a/b", "data/a.x"], "'data/a.x' after a key that comes later"),
+    (["data/é", "data/z"], "'data/z' after a key that comes later"),  # UTF-8's order, not the code points'
+])
+def test_a_listing_out_of_order_is_one_line_before_any_read(keys, word):
+    with HostileS3("listing-keys", keys=keys, objects=dict.fromkeys(keys, 1 << 20)) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, word, "listing is broken")
+
+
+def test_a_listing_in_either_order_stores_give_is_taken(store):
+    """S3's order (UTF-8 binary) and a directory walk's ('a/b' before 'a-c', as SeaweedFS lists) both hold
+    each key once: both are listings."""
+    from test_properties import listing_xml
+
+    from objperf.s3.listing import list_all
+
+    for keys in (["p/a", "p/a-c", "p/a/b", "p/a0"], ["p/a", "p/a/b", "p/a-c", "p/a.x/y", "p/a0"]):
+        pages = iter([keys[:2], keys[2:]])
+        listing = list_all(lambda token, pages=pages: listing_xml(next(pages), ["1", "1", "1"], "true" if token is None
+                                                                  else "false", "t" if token is None else None),
+                           "LIST", "p/", limit=1000, deadline_s=60)
+        assert [k for k, _ in listing.keys] == keys
+    names = ["order/a", "order/a/b", "order/a-c", "order/a.x/y", "order/é", "order/z"]
+    for key in names:
+        store.client.put_object(store.bucket, key, b"x")
+    try:
+        assert sorted(k for k, _ in store.client.list_keys(store.bucket, "order/")) == sorted(names)
+    finally:
+        for key in names:
+            store.client.delete_object(store.bucket, key)
+
+
 @pytest.mark.parametrize("mode, bad_size, words", [
     ("listing-bad-size", "-5", ("size '-5'",)),
     ("listing-bad-size", "1e99", ("size '1e99'",)),
