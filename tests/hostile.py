@@ -40,6 +40,11 @@ Modes (``MODES`` holds them all):
 - ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
 - ``reopened-after-abort``: an upload aborted once is listed open again (a late part re-opened it), until it
   is aborted a second time.
+- ``CALL-endless-body``, ``CALL-endless-error``, ``CALL-trickle`` for CALL ``uploads`` (ListMultipartUploads),
+  ``get`` (GetObject) and ``put`` (PutObject and UploadPart): that call is answered 200 and a body that
+  never ends, a 500 and an error body that never ends, or 200 and its answer 1 byte every 2 seconds.
+
+``files`` are objects served with the bytes given (a dataset's files), beside ``objects`` served made up.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ MODES = (
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
     "head-bad-length",
+    *(f"{call}-{how}" for call in ("uploads", "get", "put") for how in ("endless-body", "endless-error", "trickle")),
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -70,13 +76,17 @@ class HostileS3:
     def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
                  bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000,
                  key_bytes: int | None = None, token_bytes: int = 1 << 20, tls: tuple[str, str] | None = None,
-                 redirect_to: str = ""):
+                 redirect_to: str = "", files: dict[str, bytes] | None = None,
+                 uploads: list[tuple[str, str]] | None = None):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
         self.redirect_to = redirect_to
         self.bucket = bucket
-        self.objects = dict(objects or {"data/obj.bin": 4 << 20})
+        self.files = dict(files or {})
+        self.objects = {**dict(objects or {"data/obj.bin": 4 << 20}), **{k: len(v) for k, v in self.files.items()}}
+        self.uploads = list(uploads or [])  # (key, upload id) the uploads listing names
+        self.put_bodies: dict[str, bytes] = {}
         self.keys = list(keys or [])
         self.bad_size = bad_size
         self.page_keys = page_keys
@@ -178,15 +188,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
         self.close_connection = True
 
-    def _trickle(self, body: bytes) -> None:
-        """200, headers at once, then 2 bytes a second."""
+    def _trickle(self, body: bytes, *, step: int = 2, every: float = 1.0, headers: dict | None = None) -> None:
+        """200, headers at once, then ``step`` bytes every ``every`` seconds (2 a second)."""
         self.send_response(200)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        for at in range(0, len(body), 2):
-            if self.hostile.stopping.wait(1.0) or not self._write(body[at:at + 2]):
+        for at in range(0, len(body), step):
+            if self.hostile.stopping.wait(every) or not self._write(body[at:at + step]):
                 break
         self.close_connection = True
+
+    def _misbehaves(self, call: str, answer: bytes, headers: dict | None = None) -> bool:
+        """Whether this mode breaks ``call``; then its broken answer has gone out (``answer``: the right one)."""
+        mode = self.hostile.mode
+        if mode == f"{call}-endless-body":
+            self._endless()
+        elif mode == f"{call}-endless-error":
+            self._endless(500, b"<?xml version='1.0'?><Error><Code>InternalError</Code><Message>")
+        elif mode == f"{call}-trickle":
+            self._trickle(answer or b" " * 200, step=1, every=2.0, headers=headers)
+        else:
+            return False
+        return True
 
     def _error(self, status: int, code: str) -> None:
         body = f"<?xml version='1.0'?><Error><Code>{code}</Code><Message>{code}</Message></Error>".encode()
@@ -257,7 +282,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if key not in h.objects:
             self._error(404, "NoSuchKey")
             return
-        data = content(h.objects[key])[:h.objects[key]]
+        data = h.files[key] if key in h.files else content(h.objects[key])[:h.objects[key]]
+        if self._misbehaves("get", data, {"ETag": '"hostile"'}):
+            return
         asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
         if not asked:
             self._answer(200, data)
@@ -285,10 +312,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with h.lock:
             open_again = sorted(k for k, n in h.aborts.items() if n == 1 and k.startswith(prefix)) \
                 if h.mode == "reopened-after-abort" else []
-        uploads = "".join(f"<Upload><Key>{_xml(k)}</Key><UploadId>up-1</UploadId></Upload>" for k in open_again)
-        self._answer(200, (f"<?xml version='1.0'?><ListMultipartUploadsResult><Bucket>{h.bucket}</Bucket>"
-                           f"<IsTruncated>false</IsTruncated>{uploads}</ListMultipartUploadsResult>").encode(),
-                     {"Content-Type": "application/xml"})
+        listed = [(k, "up-1") for k in open_again] + [(k, u) for k, u in h.uploads if k.startswith(prefix)]
+        uploads = "".join(f"<Upload><Key>{_xml(k)}</Key><UploadId>{_xml(u)}</UploadId></Upload>" for k, u in listed)
+        body = (f"<?xml version='1.0'?><ListMultipartUploadsResult><Bucket>{h.bucket}</Bucket>"
+                f"<IsTruncated>false</IsTruncated>{uploads}</ListMultipartUploadsResult>").encode()
+        if not self._misbehaves("uploads", body):
+            self._answer(200, body, {"Content-Type": "application/xml"})
 
     def _list(self, query: dict[str, list[str]]) -> None:
         h = self.hostile
@@ -339,7 +368,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self._answer(200, headers={"ETag": '"early"', "Connection": "close"})
             return
-        self._drain_body()
+        body = self._drain_body()
+        if self._misbehaves("put", b"", {"ETag": '"part"'}):
+            return
+        if "uploadId" not in query:
+            with h.lock:
+                h.put_bodies[key] = body
         if h.mode == "part-500":
             self._error(500, "InternalError")
         elif h.mode == "part-no-etag":

@@ -467,3 +467,122 @@ def test_a_head_answer_followed_by_an_endless_body_ends_in_time(scheme):
     assert time.monotonic() - started < 60
     assert rss < 600 << 20
     assert "Traceback" not in done.stderr
+
+
+# -- botocore's calls: every answer capped, every call within its deadline ----------------------------
+
+
+def settings_for(s3: HostileS3, timeout: float = 120.0) -> S3Settings:
+    return S3Settings(endpoint=s3.endpoint, region="us-east-1", timeout=timeout, multipart_timeout=timeout)
+
+
+@pytest.fixture
+def small_dataset(tmp_path) -> Path:
+    """A dataset of a few rows (made against a well-behaved server) to push, or to serve."""
+    with HostileS3("well-behaved", objects={"data/obj.bin": 2 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint,
+                       "--range-size", "1MiB", "--out", str(tmp_path / "ds"), env=env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "ds"
+
+
+def served(dataset: Path, prefix: str = "ds/") -> dict[str, bytes]:
+    return {prefix + str(p.relative_to(dataset)): p.read_bytes() for p in dataset.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("mode", ["uploads-endless-body", "uploads-endless-error"])
+def test_cleanup_cuts_an_endless_uploads_answer_at_the_cap_in_one_line(mode):
+    with HostileS3(mode) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf", "cleanup", f"s3://{s3.bucket}/objperf/", "--endpoint", s3.endpoint,
+                                 "--dry-run")
+        assert s3.calls["LIST_UPLOADS"] == 1
+    assert_one_clean_error(done, "list multipart uploads in hostile", "longer than 8 MiB")
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("get-endless-error", ("GET s3://hostile/ds/manifest.json", "longer than 8 MiB")),
+    ("get-endless-body", ("larger than a manifest can be",)),
+])
+def test_analyze_of_a_dataset_in_a_store_cuts_an_endless_answer_in_one_line(small_dataset, mode, words):
+    with HostileS3(mode, files=served(small_dataset)) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf", "analyze", f"s3://{s3.bucket}/ds/", "--endpoint", s3.endpoint)
+    assert_one_clean_error(done, *words)
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("mode", ["put-endless-body", "put-endless-error"])
+def test_push_cuts_an_endless_answer_in_one_line(small_dataset, mode):
+    with HostileS3(mode) as s3:
+        done, rss = run_measured("objperf", "push", str(small_dataset), f"s3://{s3.bucket}/shared/", "--endpoint",
+                                 s3.endpoint)
+        assert s3.calls["PUT"] == 1  # the first file's answer ends the push
+    assert_one_clean_error(done, "PUT s3://hostile/shared/", "longer than 8 MiB")
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+
+
+def _cleanup(client: S3Client, s3: HostileS3, _) -> None:
+    client.open_uploads(s3.bucket, "objperf/")
+
+
+def _pull(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
+    from objperf.remote import pull
+
+    pull(f"s3://{s3.bucket}/ds/", client.settings, tmp_path / "pulled")
+
+
+def _push(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
+    from objperf.remote import push
+
+    push(tmp_path / "ds", f"s3://{s3.bucket}/shared/", client.settings)
+
+
+@pytest.mark.parametrize("mode, call", [("uploads-trickle", _cleanup), ("get-trickle", _pull),
+                                        ("put-trickle", _push)])
+def test_a_trickled_botocore_answer_ends_at_the_control_timeout(small_dataset, tmp_path, monkeypatch, mode, call):
+    """1 byte every 2 s keeps every read alive: the call's whole time is what is bounded."""
+    from objperf.errors import Unreachable
+
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    with HostileS3(mode, files=served(small_dataset), uploads=[("objperf/objperf-0123abcd-00001", "u-1")]) as s3:
+        client = S3Client(settings_for(s3, timeout=3))
+        started = time.monotonic()
+        with pytest.raises(Unreachable, match=r"did not answer .* in time"):
+            call(client, s3, tmp_path)
+        took = time.monotonic() - started
+    assert 3 <= took < 10, f"took {took:.1f}s"
+
+
+def test_botocore_calls_still_read_whole_answers_and_objects_within_the_callers_limit(small_dataset, tmp_path,
+                                                                                    monkeypatch):
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    uploads = [(f"objperf/objperf-0123abcd-{i:05d}", f"u-{i}") for i in range(3)]
+    with HostileS3("well-behaved", files=served(small_dataset), uploads=uploads,
+                   objects={"data/big.bin": 20 << 20}) as s3:
+        client = S3Client(settings_for(s3))
+        assert client.open_uploads(s3.bucket, "objperf/") == uploads
+        assert len(client.get_object(s3.bucket, "data/big.bin", limit=20 << 20)) == 20 << 20  # past the 8 MiB cap
+        assert len(client.get_object(s3.bucket, "data/big.bin", limit=1000)) == 1001  # one byte too many, no more
+        pulled = objperf_load_pulled(s3, tmp_path)
+        assert len(pulled) == len(load(small_dataset))
+
+
+def objperf_load_pulled(s3: HostileS3, tmp_path: Path):
+    from objperf.remote import pull
+
+    return load(pull(f"s3://{s3.bucket}/ds/", settings_for(s3), tmp_path / "back"))
+
+
+@pytest.mark.parametrize("upload", [("objperf/" + "k" * 2000, "u-1"), ("objperf/objperf-0123abcd-00001", "u" * 5000)])
+def test_cleanup_refuses_an_upload_named_longer_than_s3_names_them(upload):
+    with HostileS3("well-behaved", uploads=[upload]) as s3:
+        done = run_cli("objperf", "cleanup", f"s3://{s3.bucket}/objperf/", "--endpoint", s3.endpoint, env=env(),
+                       timeout=60)
+        assert s3.calls.get("ABORT_MPU", 0) == 0
+    assert_one_clean_error(done, "longer than S3 makes them")
