@@ -27,7 +27,7 @@ from objperf.errors import UsageError
 from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
 from objperf.sanitize import redacted
 from objperf.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
-from objperf.source import DatasetError, Source
+from objperf.source import DatasetError, Source, check_rows
 
 if TYPE_CHECKING:  # a run writes datasets without pandas: its import costs 0.2 s and 45 MiB at start-up
     import pandas as pd
@@ -285,7 +285,9 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
             if manifest.get("status") == "running":
                 warnings.warn(f"{source.path} did not finish (its run was killed or is still going): "
                               "these are the rows it flushed", stacklevel=2)
-            mine = [unified(source.table(part, columns)) for part in source.parts(ROWS_DIR)]
+            names = source.parts(ROWS_DIR)
+            check_rows(manifest, sum(source.part_rows(part) for part in names), source.path)
+            mine = [unified(source.table(part, columns)) for part in names]
             runs[str(source.path)] = {str(r) for t in mine if "run_id" in t.column_names
                                       for r in t.column("run_id").unique().to_pylist()}
             tables += mine

@@ -6,7 +6,10 @@ as outside input: a dataset may come from anyone.
   ``../../etc/passwd``.  Only regular files are read (no FIFO, device or symlink).
 - A manifest is JSON of at most ``MANIFEST_MAX_BYTES``, with the types it must have.
 - A bundle's member is streamed into a private temporary file, at most the size its header declares
-  and at most ``MEMBER_MAX_BYTES``: a bomb stops at the cap instead of taking the memory."""
+  and at most ``MEMBER_MAX_BYTES``: a bomb stops at the cap instead of taking the memory.
+- A parquet part's footer is read before its data (``part_rows``): the rows and the expanded bytes it
+  declares are bounded by its size on disk and by an absolute cap, and a dataset's parts together hold
+  no more rows than its manifest says; a part that would expand past them is one line, never read."""
 
 from __future__ import annotations
 
@@ -28,6 +31,17 @@ from objperf.sanitize import printable
 MANIFEST_MAX_BYTES = 64 << 20
 MEMBER_MAX_BYTES = 8 << 30  # a bundle member (a parquet part) expands to at most this much on disk
 CHUNK = 1 << 20
+# What a parquet part may declare in its footer.  objperf's densest parts hold 0.22 rows a byte on disk and
+# expand 12 times when loaded; 85 KB of nulls can declare 50 M rows (19 GB loaded).  A part holds at most
+# PART_ROWS_PER_BYTE rows a byte of its file (PART_ROWS_FLOOR for any file), and its rows (8 bytes a
+# column) and uncompressed pages at most PART_EXPANSION times its file (PART_EXPANDED_FLOOR for any file)
+# nor PART_EXPANDED_MAX in all: past that a part is scanned where it lies (analyze --scan), not loaded.
+PART_ROWS_PER_BYTE = 1
+PART_ROWS_FLOOR = 1 << 18
+PART_EXPANSION = 64
+PART_EXPANDED_FLOOR = 256 << 20
+PART_EXPANDED_MAX = 16 << 30
+PART_ROW_GROUPS_MAX = 1 << 16  # objperf writes 2^19 rows a group: 32 G rows
 # The files a dataset may hold: its manifest, parquet parts under requests/ and samples/KIND/, and the
 # tables of studies and imports.
 DATA_NAME = re.compile(r"(requests|samples/[a-z0-9_]+)/part-\d{1,9}\.parquet|[a-z_]+\.parquet")
@@ -58,6 +72,51 @@ def regular_file(path: Path, where: Path) -> os.stat_result:
     return info
 
 
+def part_rows(path: Path, where: Path, name: str, *, loaded: bool = True) -> int:
+    """The rows the parquet part at ``path`` declares, read from its footer alone, if they are within the
+    bounds a part is held to (``loaded``: it is to be loaded whole, so the absolute cap holds too)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    size = os.stat(path).st_size
+    try:
+        with pq.ParquetFile(path) as parquet:
+            meta = parquet.metadata
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"{where}: {printable(name)} is not a readable parquet file "
+                           f"({printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)})") from None
+    rows, columns = meta.num_rows, max(meta.num_columns, 1)
+    if meta.num_row_groups > PART_ROW_GROUPS_MAX:
+        raise DatasetError(f"{where}: {printable(name)} declares {meta.num_row_groups:,} row groups, more than "
+                           f"a part holds ({PART_ROW_GROUPS_MAX:,})")
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    if rows < 0 or sum(g.num_rows for g in groups) != rows or any(g.total_byte_size < 0 for g in groups):
+        raise DatasetError(f"{where}: {printable(name)} is not a readable parquet file (its footer's row counts "
+                           "do not add up)")
+    row_cap = max(PART_ROWS_FLOOR, size * PART_ROWS_PER_BYTE)
+    if rows > row_cap:
+        raise DatasetError(f"{where}: {printable(name)} declares {rows:,} rows in {size:,} bytes, more than a part "
+                           f"of its size holds ({row_cap:,} at most): refusing to expand it")
+    expanded = rows * columns * 8 + sum(g.total_byte_size for g in groups)
+    byte_cap = max(PART_EXPANDED_FLOOR, size * PART_EXPANSION)
+    if loaded:
+        byte_cap = min(byte_cap, PART_EXPANDED_MAX)
+    if expanded > byte_cap:
+        raise DatasetError(f"{where}: {printable(name)} would expand to {expanded / (1 << 30):,.1f} GiB from "
+                           f"{size:,} bytes, more than the {byte_cap / (1 << 30):,.2f} GiB a part of its size may"
+                           + (" (objperf analyze --scan reads it where it lies)" if size * PART_EXPANSION > byte_cap
+                              else ""))
+    return rows
+
+
+def check_rows(manifest: dict, declared: int, where: Path) -> None:
+    """The rows a dataset's parts declare, no more than its manifest says it holds."""
+    rows = manifest.get("rows")
+    if isinstance(rows, int) and not isinstance(rows, bool) and declared > rows:
+        raise DatasetError(f"{where}: its parts declare {declared:,} rows, more than the {rows:,} its manifest "
+                           "says: the dataset is damaged")
+
+
 class Source:
     """The files of one dataset, by their path inside it."""
 
@@ -67,6 +126,7 @@ class Source:
         self._archive = None
         self._scratch: Path | None = None
         self._extracted: dict[str, Path] = {}
+        self._rows: dict[str, int] = {}
         if self.path.is_file():
             self._open_bundle()
 
@@ -175,10 +235,17 @@ class Source:
         return sorted(n for n in self._names if n.startswith(subdir + "/") and n.count("/") == subdir.count("/") + 1
                       and Path(n).name.startswith("part-") and n.endswith(".parquet"))
 
+    def part_rows(self, name: str) -> int:
+        """The rows the part ``name`` declares, held to the bounds of ``part_rows`` (read from its footer)."""
+        if name not in self._rows:
+            self._rows[name] = part_rows(self.file(name), self.path, name)
+        return self._rows[name]
+
     def table(self, name: str, columns: list[str] | None = None):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        self.part_rows(name)  # its footer first: a part that would expand past its bounds is never read
         try:
             return pq.read_table(self.file(name), columns=columns)
         except (pa.ArrowException, OSError) as exc:

@@ -222,3 +222,117 @@ def test_control_bytes_in_an_imported_file_never_reach_the_terminal(tmp_path):
         text = shown.stdout + shown.stderr
         assert "\x1b" not in text and "\x07" not in text and "\x08" not in text
     assert "\\x1b" in run_cli("objperf", "analyze", str(tmp_path / "imp"), "--by", "key", timeout=60).stdout
+
+
+# -- parquet parts that would expand without limit --------------------------------------------------------
+
+
+def write_bomb(path, rows: int, *, columns=("t_start", "bytes", "op"), group: int = 1 << 20) -> None:
+    """``rows`` rows of nulls in a few KB: every column null, a row group at a time (never all in memory)."""
+    import pyarrow.parquet as pq
+
+    types = {"t_start": pa.float64(), "bytes": pa.int64(), "op": pa.string()}
+    schema = pa.schema([(name, types[name]) for name in columns])
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        for at in range(0, rows, group):
+            n = min(group, rows - at)
+            writer.write_table(pa.table({name: pa.nulls(n, types[name]) for name in columns}, schema=schema))
+
+
+def with_part(dataset, tmp_path, write, *, rows_said=None, subdir="requests"):
+    """A copy of ``dataset`` whose first part under ``subdir`` is what ``write`` writes, its manifest made to
+    match it (sizes, SHA-256, and ``rows_said`` rows when given): a whole dataset someone crafted."""
+    import hashlib
+    import shutil
+
+    copy = tmp_path / "crafted"
+    shutil.copytree(dataset, copy)
+    part = copy / subdir / "part-00000.parquet"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    write(part)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"][f"{subdir}/part-00000.parquet"] = {
+        "bytes": part.stat().st_size, "sha256": hashlib.sha256(part.read_bytes()).hexdigest()}
+    if rows_said is not None:
+        manifest["rows"] = rows_said
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def analyze_measured(*args: str):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "objperf", "analyze", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    stdout, stderr = proc.communicate(timeout=100)
+    rss = os.wait4(proc.pid, os.WNOHANG)[2].ru_maxrss * 1024 if proc.returncode is None else 0
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), rss
+
+
+@pytest.mark.parametrize("rows, columns", [(50_000_000, ("t_start", "bytes", "op")), (20_000_000, ("op",)),
+                                           (300_000, ("t_start",))])
+@pytest.mark.parametrize("how", ["load", "analyze", "scan", "bundle"])
+def test_a_part_declaring_more_rows_than_its_size_holds_is_refused_from_its_footer(dataset, tmp_path, rows,
+                                                                                     columns, how):
+    """A few KB of nulls declaring millions of rows (a manifest that agrees): refused before its data is read,
+    one line, exit 2, whether loaded, analyzed, scanned or in a bundle."""
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, rows, columns=columns), rows_said=rows)
+    assert (crafted / "requests" / "part-00000.parquet").stat().st_size < 1_000_000
+    started = time.monotonic()
+    if how == "load":
+        with pytest.raises(DatasetError, match=f"declares {rows:,} rows in"):
+            load(crafted)
+    else:
+        target = str(pack(crafted, tmp_path / "b.tar")) if how == "bundle" else str(crafted)
+        done, rss = analyze_measured(target, *(["--scan"] if how == "scan" else []))
+        assert done.returncode == 2, done.stderr
+        errors = [line for line in done.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and f"declares {rows:,} rows in" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr
+        assert rss < 500 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 30
+
+
+def test_parts_declaring_more_rows_than_the_manifest_are_refused(dataset, tmp_path):
+    """A part within what its size holds, and more rows than the manifest says the dataset has."""
+    import pyarrow.parquet as pq
+
+    def write(path):
+        pq.write_table(pa.table({"t_start": np.random.default_rng(1).random(50_000)}), path)
+
+    crafted = with_part(dataset, tmp_path, write)
+    said = json.loads((crafted / "manifest.json").read_text())["rows"]
+    for reading in (lambda: load(crafted), lambda: load(crafted, verify=False)):
+        with pytest.raises(DatasetError, match=f"declare 50,0.. rows, more than the {said:,} its manifest says"):
+            reading()
+    done = run_cli("objperf", "analyze", str(crafted), "--scan", timeout=60)
+    assert done.returncode == 2 and "its manifest says" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_part_that_would_expand_past_its_bytes_is_refused(dataset, tmp_path, monkeypatch):
+    import objperf.source
+
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 200_000, columns=("t_start", "bytes", "op")),
+                        rows_said=200_000)
+    monkeypatch.setattr(objperf.source, "PART_EXPANDED_FLOOR", 1 << 20)
+    with pytest.raises(DatasetError, match=r"would expand to .* GiB from"):
+        load(crafted)
+
+
+def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
+    from objperf.dataset import load_samples
+
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 20_000_000, columns=("t_start",)),
+                        subdir="samples/nic")
+    with pytest.raises(DatasetError, match="declares 20,000,000 rows in"):
+        load_samples(crafted)
+
+
+def test_real_parts_load_within_their_bounds(dataset):
+    """objperf's own parts are far inside what a part may declare."""
+    from objperf.source import PART_ROWS_PER_BYTE, part_rows
+
+    for part in (dataset / "requests").glob("part-*.parquet"):
+        assert part_rows(part, dataset, part.name) <= part.stat().st_size * PART_ROWS_PER_BYTE / 4
+    assert len(load(dataset)) > 0
