@@ -5,6 +5,7 @@ as outside input: a dataset may come from anyone.
   ``samples/…``, ``steps.parquet`` …), relative, with no ``..``: never ``/dev/zero`` or
   ``../../etc/passwd``.  Only regular files are read (no FIFO, device or symlink).
 - A manifest is JSON of at most ``MANIFEST_MAX_BYTES``, with the types it must have.
+- A bundle holds at most ``BUNDLE_MAX_MEMBERS`` members, counted before they are all read.
 - A bundle's member is streamed into a private temporary file, at most the size its header declares
   and at most ``MEMBER_MAX_BYTES``: a bomb stops at the cap instead of taking the memory.
 - A parquet part's footer is read before its data (``part_rows``): the rows and the expanded bytes it
@@ -30,6 +31,10 @@ from objperf.sanitize import printable
 
 MANIFEST_MAX_BYTES = 64 << 20
 MEMBER_MAX_BYTES = 8 << 30  # a bundle member (a parquet part) expands to at most this much on disk
+# A bundle's members: a dataset of a run killed after a day holds a part a second (86,400) and its samples'.
+# Each member's header is held while the bundle is open (about 700 bytes): 1 M empty ones took 744 MiB.
+BUNDLE_MAX_MEMBERS = 100_000
+ZIP_ENTRY_MAX_BYTES = 46 + 210  # a zip's directory entry: 46 bytes and a name (a dataset's are under 100)
 CHUNK = 1 << 20
 # What a parquet part may declare in its footer.  objperf's densest parts hold 0.22 rows a byte on disk and
 # expand 12 times when loaded; 85 KB of nulls can declare 50 M rows (19 GB loaded).  A part holds at most
@@ -138,14 +143,19 @@ class Source:
 
         try:
             if zipfile.is_zipfile(self.path):
+                self._check_zip_directory()
                 self._archive = zipfile.ZipFile(self.path)
                 members = {m.filename: m for m in self._archive.infolist() if not m.is_dir()}
             elif tarfile.is_tarfile(self.path):
                 self._archive = tarfile.open(self.path)
-                members = {m.name: m for m in self._archive.getmembers() if m.isfile()}
+                members = {m.name: m for m in self._tar_members() if m.isfile()}
             else:
                 raise DatasetError(f"{self.path} is neither an objperf dataset directory nor a bundle (tar or zip)")
+        except DatasetError:
+            self.close()
+            raise
         except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
+            self.close()
             raise DatasetError(f"{self.path}: a damaged bundle ({printable(exc)})") from None
         roots = [name[:-len(MANIFEST)] for name in members if name.endswith(MANIFEST) and
                  name.count("/") <= 1]
@@ -155,6 +165,42 @@ class Source:
         self._names = {name[len(root):]: m for name, m in members.items() if name.startswith(root)}
         self._scratch = scratch.make("bundle")
         weakref.finalize(self, shutil.rmtree, self._scratch, True)
+
+    def _too_many(self, count: str) -> DatasetError:
+        return DatasetError(f"{self.path}: a bundle of {count} members, more than the {BUNDLE_MAX_MEMBERS:,} a "
+                            "dataset's bundle holds: refusing to open it")
+
+    def _tar_members(self) -> list:
+        """The tar's members, read a header at a time and no further than ``BUNDLE_MAX_MEMBERS``."""
+        members = []
+        while (member := self._archive.next()) is not None:
+            members.append(member)
+            if len(members) > BUNDLE_MAX_MEMBERS:
+                raise self._too_many(f"more than {BUNDLE_MAX_MEMBERS:,}")
+        return members
+
+    def _check_zip_directory(self) -> None:
+        """A zip's central directory, as its end record declares it, no larger than ``BUNDLE_MAX_MEMBERS`` members
+        take: ``zipfile`` reads the whole directory when it opens, however many members it holds."""
+        import struct
+
+        with open(self.path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - (1 << 16) - 22))
+            tail = f.read()
+            end = tail.rfind(b"PK\x05\x06")
+            if end < 0 or len(tail) < end + 22:
+                return  # zipfile says what is wrong
+            entries, directory = struct.unpack("<HI", tail[end + 10:end + 16])
+            locator = tail.rfind(b"PK\x06\x07", 0, end)
+            if locator >= 0 and len(tail) >= locator + 20:  # zip64: the counts are in its own end record
+                f.seek(struct.unpack("<Q", tail[locator + 8:locator + 16])[0])
+                record = f.read(56)
+                if record[:4] == b"PK\x06\x06" and len(record) == 56:
+                    entries, directory = struct.unpack("<QQ", record[32:48])
+        if entries > BUNDLE_MAX_MEMBERS or directory > BUNDLE_MAX_MEMBERS * ZIP_ENTRY_MAX_BYTES:
+            raise self._too_many(f"{entries:,}" if entries > BUNDLE_MAX_MEMBERS else f"a {directory:,}-byte list of")
 
     def _declared_size(self, member) -> int:
         return member.size if hasattr(member, "size") else member.file_size

@@ -336,3 +336,56 @@ def test_real_parts_load_within_their_bounds(dataset):
     for part in (dataset / "requests").glob("part-*.parquet"):
         assert part_rows(part, dataset, part.name) <= part.stat().st_size * PART_ROWS_PER_BYTE / 4
     assert len(load(dataset)) > 0
+
+
+# -- bundles of too many members -------------------------------------------------------------------------
+
+
+def many_members_tar(path, count: int, mode: str = "w") -> None:
+    import io
+
+    with tarfile.open(path, mode) as tar:
+        tar.addfile(tarfile.TarInfo("run/manifest.json"), io.BytesIO(b""))
+        for i in range(count):
+            tar.addfile(tarfile.TarInfo(f"run/e{i}"), io.BytesIO(b""))
+
+
+def many_members_zip(path, count: int) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as bundle:
+        bundle.writestr("run/manifest.json", b"{}")
+        for i in range(count):
+            bundle.writestr(f"run/e{i}", b"")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("kind", ["tar.xz", "tar", "zip"])
+def test_a_bundle_of_a_great_many_members_is_refused_in_a_line_and_bounded(tmp_path, kind):
+    from objperf.source import BUNDLE_MAX_MEMBERS
+
+    bundle = tmp_path / f"many.{kind}"
+    count = BUNDLE_MAX_MEMBERS * 2 if kind == "tar.xz" else BUNDLE_MAX_MEMBERS + 1
+    if kind == "zip":
+        many_members_zip(bundle, count)
+    else:
+        many_members_tar(bundle, count, "w:xz" if kind == "tar.xz" else "w")
+    started = time.monotonic()
+    done, rss = analyze_measured(str(bundle))
+    took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and f"more than the {BUNDLE_MAX_MEMBERS:,} a dataset's bundle holds" in errors[0], errors
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert took < 30, f"took {took:.0f}s"
+
+
+def test_a_bundle_of_many_members_within_the_cap_still_opens(dataset, tmp_path):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(dataset, copy)
+    for i in range(2000):
+        (copy / f"note-{i}.txt").write_bytes(b"")
+    assert len(load(pack(copy, tmp_path / "b.zip"))) == len(load(dataset))
+    assert len(load(pack(copy, tmp_path / "b.tar.gz"))) == len(load(dataset))
