@@ -28,6 +28,7 @@ from objperf import scratch
 from objperf.errors import UsageError
 from objperf.layout import MANIFEST
 from objperf.sanitize import printable
+from objperf.schema import COLUMNS as ROW_COLUMN_NAMES
 
 MANIFEST_MAX_BYTES = 64 << 20
 MEMBER_MAX_BYTES = 8 << 30  # a bundle member (a parquet part) expands to at most this much on disk
@@ -54,6 +55,56 @@ DATA_NAME = re.compile(r"(requests|samples/[a-z0-9_]+)/part-\d{1,9}\.parquet|[a-
 
 class DatasetError(UsageError):
     """A dataset that is not there, not whole, or not what its manifest says."""
+
+
+# The fields of a manifest that objperf reads, and what each must be when it is there.  (A workload that is
+# no JSON object is taken as one that records no setting.)
+MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "target": (dict,), "summary": (dict,), "status": (str,), "kind": (str,), "run_id": (str,),
+    "started_utc": (str,), "ended_utc": (str,), "rows": (int,), "hosts": (list,), "tables": (list,),
+    "steps": (list,)}
+JSON_NAMES = {dict: "a JSON object", list: "a list", str: "text", int: "a whole number"}
+# A request row's columns as objperf writes them: text (plain or dictionary-encoded), or numbers.
+TEXT_COLUMNS = frozenset({"run_id", "host", "op", "bucket", "key", "s3_error", "remote_ip", "local_ip",
+                          "http_version", "etag"})
+ROW_COLUMNS_NEEDED = ("op", "t_start", "total_s", "bytes")  # what every summary of rows reads
+
+
+def check_manifest_types(manifest: dict, where: Path) -> None:
+    for name, kinds in MANIFEST_TYPES.items():
+        value = manifest.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, kinds) or isinstance(value, bool) or (name == "rows" and value < 0):
+            raise DatasetError(f"{where}/{MANIFEST}: its {name!r} is {printable(type(value).__name__)}, not "
+                               f"{JSON_NAMES[kinds[0]]}" + (" from 0" if name == "rows" else "")
+                               + ": not an objperf manifest")
+
+
+def row_schema_problem(schema, name: str) -> str | None:
+    """What is wrong with a part of request rows (``name``), if anything: objperf's columns are held as objperf
+    writes them, text as text and numbers as numbers."""
+    import pyarrow as pa
+
+    for field in schema:
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_null(kind):
+            continue
+        if field.name in TEXT_COLUMNS:
+            ok, want = pa.types.is_string(kind) or pa.types.is_large_string(kind), "text"
+        elif field.name in ROW_COLUMN_NAMES:
+            ok, want = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind), "a number"
+        else:
+            continue
+        if not ok:
+            return (f"{printable(name)} holds column {printable(field.name)!r} as {printable(str(field.type))[:60]}, "
+                    f"not {want}")
+    return None
+
+
+def check_row_schema(schema, where: Path, name: str) -> None:
+    if problem := row_schema_problem(schema, name):
+        raise DatasetError(f"{where}: {problem}: not objperf's rows")
 
 
 def checked_name(name: object, where: Path) -> str:
@@ -316,6 +367,7 @@ class Source:
             raise DatasetError(f"{self.path}/{MANIFEST}: its 'files' are not names with a byte count and a SHA-256")
         for name in files:
             checked_name(name, self.path)
+        check_manifest_types(manifest, self.path)
         return manifest
 
     def verify(self, manifest: dict) -> None:

@@ -389,3 +389,74 @@ def test_a_bundle_of_many_members_within_the_cap_still_opens(dataset, tmp_path):
         (copy / f"note-{i}.txt").write_bytes(b"")
     assert len(load(pack(copy, tmp_path / "b.zip"))) == len(load(dataset))
     assert len(load(pack(copy, tmp_path / "b.tar.gz"))) == len(load(dataset))
+
+
+# -- manifests and parts of the wrong types ---------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from objperf.schema import COLUMNS  # noqa: E402
+
+MANIFEST_FIELDS = ["workload", "target", "summary", "status", "kind", "run_id", "started_utc", "ended_utc", "rows",
+                   "hosts", "tables", "steps"]
+
+SOME = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+any_json = st.one_of(st.none(), st.booleans(), st.integers(-3, 1 << 70), st.floats(), st.text(max_size=5),
+                     st.lists(st.integers(), max_size=2),
+                     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+# the fields objperf writes in a manifest's workload, target and summary, holding anything
+FIELDS = ["read", "write", "range_size", "part_size", "object_size", "concurrency", "sink", "endpoint", "requests",
+          "bytes", "gbps", "directions", "status", "wall_s"]
+any_json = st.recursive(any_json, lambda inner: st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
+                        max_leaves=8)
+ARROW_TYPES = [pa.int64(), pa.int8(), pa.float64(), pa.string(), pa.bool_(), pa.null(), pa.binary(),
+               pa.timestamp("s"), pa.list_(pa.int32()), pa.dictionary(pa.int32(), pa.string())]
+
+
+def analyzed(path) -> tuple[int, str]:
+    """``objperf analyze PATH`` in this process: its exit status and what it wrote to stderr."""
+    import contextlib
+    import io
+
+    from objperf.commands.analyze import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main([str(path)])
+    return code, err.getvalue()
+
+
+def assert_loads_or_one_line(path) -> None:
+    try:
+        load(path)
+    except DatasetError as exc:
+        assert "\n" not in str(exc)
+    code, stderr = analyzed(path)
+    errors = [line for line in stderr.splitlines() if "error" in line]
+    assert code in (0, 2) and len(errors) <= 1, stderr
+    assert not any(word in stderr for word in ("Traceback", "KeyError", "AttributeError", "TypeError")), stderr
+
+
+@SOME
+@given(st.dictionaries(st.sampled_from(MANIFEST_FIELDS), any_json, min_size=1, max_size=4))
+def test_a_manifest_of_any_types_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, changes):
+    copy = copy_of(dataset, tmp_path_factory.mktemp("m"), lambda m: m.update(changes))
+    assert_loads_or_one_line(copy)
+
+
+@SOME
+@given(st.dictionaries(st.sampled_from(COLUMNS), st.sampled_from(ARROW_TYPES), min_size=1, max_size=6))
+def test_a_part_of_any_schema_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, schema):
+    import pyarrow.parquet as pq
+
+    def write(path):
+        columns = {}
+        for name, kind in schema.items():
+            value = {pa.types.is_list(kind): [[1]], pa.types.is_timestamp(kind): [0]}.get(True)
+            columns[name] = pa.array((value or [None]) * 3, kind) if not pa.types.is_dictionary(kind) \
+                else pa.array(["x"] * 3).dictionary_encode()
+        pq.write_table(pa.table(columns), path)
+
+    crafted = with_part(dataset, tmp_path_factory.mktemp("p"), write, rows_said=3)
+    assert_loads_or_one_line(crafted)

@@ -42,8 +42,13 @@ def parts(paths: Sequence[str | Path]) -> list[str]:
 def _check_footers(paths: Sequence[str | Path], found: list[str]) -> None:
     """Every part's footer read before DuckDB reads its data: the rows and bytes a part declares within what
     a part of its size holds, and a dataset's parts no more rows than its manifest says."""
-    from objperf.source import Source, check_rows, part_rows
+    import pyarrow.parquet as pq
 
+    from objperf.source import DatasetError, Source, check_rows, part_rows, row_schema_problem
+
+    for part in found:
+        if problem := row_schema_problem(pq.read_schema(part), f"requests/{Path(part).name}"):
+            raise DatasetError(f"{', '.join(map(str, paths))}: the rows cannot be scanned ({problem})")
     for path in map(Path, paths):
         mine = [part for part in found if Path(part).parent == path / "requests"]
         declared = sum(part_rows(Path(part), path, f"requests/{Path(part).name}", loaded=False) for part in mine)
