@@ -115,8 +115,21 @@ def checked_name(name: object, where: Path) -> str:
     return name
 
 
+def own_directory(directory: Path, where: Path) -> None:
+    """``directory`` (inside the dataset ``where``) and every directory above it up to ``where`` are the dataset's
+    own, not symlinks: a ``requests/`` that leads elsewhere would have files read from there."""
+    inner = where
+    for name in directory.relative_to(where).parts:
+        inner = inner / name
+        if os.path.islink(inner):
+            raise DatasetError(f"{where}: {printable(inner.relative_to(where))} is a symlink, not a directory of the "
+                               "dataset's own: refusing to read through it")
+
+
 def regular_file(path: Path, where: Path) -> os.stat_result:
-    """``path``'s status, if it is a regular file inside the dataset (not a symlink, FIFO or device)."""
+    """``path``'s status, if it is a regular file inside the dataset (not a symlink, FIFO or device, nor below a
+    symlinked directory)."""
+    own_directory(path.parent, where)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -327,6 +340,7 @@ class Source:
     def parts(self, subdir: str) -> list[str]:
         """The parquet parts under ``subdir``, in order (regular files only)."""
         if self._names is None:
+            own_directory(self.path / subdir, self.path)
             found = sorted((self.path / subdir).glob("part-*.parquet"))
             return [p.relative_to(self.path).as_posix() for p in found if p.is_file() and not p.is_symlink()]
         return sorted(n for n in self._names if n.startswith(subdir + "/") and n.count("/") == subdir.count("/") + 1

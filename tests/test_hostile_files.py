@@ -460,3 +460,29 @@ def test_a_part_of_any_schema_loads_or_is_one_line_exit_2(dataset, tmp_path_fact
 
     crafted = with_part(dataset, tmp_path_factory.mktemp("p"), write, rows_said=3)
     assert_loads_or_one_line(crafted)
+
+
+# -- directories that lead elsewhere -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("linked", ["requests", "samples", "samples/nic"])
+def test_a_dataset_whose_directory_is_a_symlink_elsewhere_is_refused(dataset, tmp_path, linked):
+    """Its parts would be read from wherever the link leads (another dataset, another user's files)."""
+    import shutil
+
+    elsewhere = tmp_path / "elsewhere"
+    copy = copy_of(dataset, tmp_path, lambda m: None)
+    (copy / "samples" / "nic").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(copy / linked, elsewhere)
+    shutil.rmtree(copy / linked)
+    (copy / linked).symlink_to(elsewhere, target_is_directory=True)
+    from objperf.dataset import load_samples
+
+    readings = [lambda: load(copy), lambda: load(copy, verify=False)] if linked == "requests" else \
+        [lambda: load_samples(copy)]
+    for reading in readings:
+        with pytest.raises(DatasetError, match="is a symlink, not a directory of the dataset's own"):
+            reading()
+    if linked == "requests":
+        done = run_cli("objperf", "analyze", str(copy), timeout=60)
+        assert done.returncode == 2 and "is a symlink" in done.stderr and "Traceback" not in done.stderr
