@@ -48,7 +48,13 @@ class DatasetWriter:
         self.path = check_new_dataset(path)
         self._made = not self.path.exists()
         try:
-            (self.path / ROWS_DIR).mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)  # an empty directory may be there: the user's
+            # The claim, made atomically: of two runs given the same new --out at once, which both found it free,
+            # one makes requests/ and writes the dataset, the other is refused here (never the two in one).
+            (self.path / ROWS_DIR).mkdir()
+        except FileExistsError:
+            raise UsageError(f"{self.path} is being written by another run started with the same --out; choose "
+                             "another --out") from None
         except OSError as exc:
             raise UsageError(f"cannot write dataset to {self.path}: {exc.strerror}") from None
         self.manifest = {"format": FORMAT, "status": "running", **manifest}

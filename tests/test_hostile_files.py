@@ -486,3 +486,39 @@ def test_a_dataset_whose_directory_is_a_symlink_elsewhere_is_refused(dataset, tm
     if linked == "requests":
         done = run_cli("objperf", "analyze", str(copy), timeout=60)
         assert done.returncode == 2 and "is a symlink" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- two runs given the same new --out at once -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_of_writers_started_together_on_one_new_dataset_one_writes_and_the_others_are_refused(tmp_path, exists):
+    """Each found the place free (a run checks it before it starts); only one may then make it its own."""
+    import threading
+
+    from objperf.dataset import DatasetWriter
+    from objperf.errors import UsageError
+
+    out = tmp_path / "out"
+    if exists:
+        out.mkdir()  # an empty directory is a free place too
+    barrier, outcomes = threading.Barrier(16), []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(DatasetWriter(out, {"run_id": threading.current_thread().name}))
+        except UsageError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=start, name=f"run-{i}") for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    writers = [o for o in outcomes if not isinstance(o, str)]
+    assert len(outcomes) == 16 and len(writers) == 1, outcomes
+    said = ("being written by another run", "already holds a dataset", "is not empty")  # as late as it came
+    assert all(any(words in o for words in said) for o in outcomes if isinstance(o, str)), outcomes
+    writers[0].close("completed")
+    assert json.loads((out / "manifest.json").read_text())["run_id"] == writers[0].manifest["run_id"]
