@@ -27,7 +27,7 @@ from objperf.errors import UsageError
 from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
 from objperf.sanitize import redacted
 from objperf.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
-from objperf.source import DatasetError, Source
+from objperf.source import ROW_COLUMNS_NEEDED, DatasetError, Source, check_row_schema, check_rows
 
 if TYPE_CHECKING:  # a run writes datasets without pandas: its import costs 0.2 s and 45 MiB at start-up
     import pandas as pd
@@ -48,7 +48,13 @@ class DatasetWriter:
         self.path = check_new_dataset(path)
         self._made = not self.path.exists()
         try:
-            (self.path / ROWS_DIR).mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)  # an empty directory may be there: the user's
+            # The claim, made atomically: of two runs given the same new --out at once, which both found it free,
+            # one makes requests/ and writes the dataset, the other is refused here (never the two in one).
+            (self.path / ROWS_DIR).mkdir()
+        except FileExistsError:
+            raise UsageError(f"{self.path} is being written by another run started with the same --out; choose "
+                             "another --out") from None
         except OSError as exc:
             raise UsageError(f"cannot write dataset to {self.path}: {exc.strerror}") from None
         self.manifest = {"format": FORMAT, "status": "running", **manifest}
@@ -285,7 +291,15 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
             if manifest.get("status") == "running":
                 warnings.warn(f"{source.path} did not finish (its run was killed or is still going): "
                               "these are the rows it flushed", stacklevel=2)
-            mine = [unified(source.table(part, columns)) for part in source.parts(ROWS_DIR)]
+            names = source.parts(ROWS_DIR)
+            check_rows(manifest, sum(source.part_rows(part) for part in names), source.path)
+            mine = [unified(source.table(part, columns)) for part in names]
+            for name, table in zip(names, mine):
+                check_row_schema(table.schema, source.path, name)
+                lacking = [c for c in ROW_COLUMNS_NEEDED if c not in table.column_names]
+                if columns is None and table.num_rows and lacking:
+                    raise DatasetError(f"{source.path}: {name} has no {', '.join(map(repr, lacking))} column: "
+                                       "not objperf's rows")
             runs[str(source.path)] = {str(r) for t in mine if "run_id" in t.column_names
                                       for r in t.column("run_id").unique().to_pylist()}
             tables += mine

@@ -12,6 +12,11 @@ Modes (``MODES`` holds them all):
 - ``listing-endless-body``: the listing's body never ends.
 - ``listing-forever-same-token``: every page is truncated and names the same continuation token.
 - ``listing-forever-new-token``: every page is truncated and names a new token, each with ``page_keys`` keys.
+- ``listing-repeats``: every page is truncated, names a new token and lists the same ``page_keys`` keys.
+- ``listing-long-key``: every page is truncated, names a new token and lists one key of ``key_bytes`` bytes.
+- ``listing-long-token``: every page is truncated and names a new token of ``token_bytes`` bytes.
+- ``listing-max-keys``: every page is truncated, names a new token and lists ``page_keys`` new keys of
+  ``key_bytes`` bytes (1,024 by default: S3's longest), in order.
 - ``listing-bad-size``: a listed size that is no number, or negative, or 1e99.
 - ``listing-not-xml``: the listing's body is not XML.
 - ``head-endless-body``: a HEAD answer followed by an endless body (a broken server, or a hostile one).
@@ -35,6 +40,11 @@ Modes (``MODES`` holds them all):
 - ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
 - ``reopened-after-abort``: an upload aborted once is listed open again (a late part re-opened it), until it
   is aborted a second time.
+- ``CALL-endless-body``, ``CALL-endless-error``, ``CALL-trickle`` for CALL ``uploads`` (ListMultipartUploads),
+  ``get`` (GetObject) and ``put`` (PutObject and UploadPart): that call is answered 200 and a body that
+  never ends, a 500 and an error body that never ends, or 200 and its answer 1 byte every 2 seconds.
+
+``files`` are objects served with the bytes given (a dataset's files), beside ``objects`` served made up.
 """
 
 from __future__ import annotations
@@ -47,11 +57,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 MODES = (
     "well-behaved", "listing-keys", "listing-endless-body", "listing-forever-same-token",
-    "listing-forever-new-token", "listing-bad-size", "listing-not-xml", "head-endless-body",
+    "listing-forever-new-token", "listing-repeats", "listing-long-key", "listing-long-token", "listing-max-keys",
+    "listing-bad-size", "listing-not-xml", "head-endless-body",
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
     "head-bad-length",
+    *(f"{call}-{how}" for call in ("uploads", "get", "put") for how in ("endless-body", "endless-error", "trickle")),
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
 
@@ -63,16 +75,23 @@ def content(size: int) -> bytes:
 class HostileS3:
     def __init__(self, mode: str, *, objects: dict[str, int] | None = None, keys: list[str] | None = None,
                  bucket: str = "hostile", bad_size: str = "-5", page_keys: int = 1000,
-                 tls: tuple[str, str] | None = None, redirect_to: str = ""):
+                 key_bytes: int | None = None, token_bytes: int = 1 << 20, tls: tuple[str, str] | None = None,
+                 redirect_to: str = "", files: dict[str, bytes] | None = None,
+                 uploads: list[tuple[str, str]] | None = None):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
         self.redirect_to = redirect_to
         self.bucket = bucket
-        self.objects = dict(objects or {"data/obj.bin": 4 << 20})
+        self.files = dict(files or {})
+        self.objects = {**dict(objects or {"data/obj.bin": 4 << 20}), **{k: len(v) for k, v in self.files.items()}}
+        self.uploads = list(uploads or [])  # (key, upload id) the uploads listing names
+        self.put_bodies: dict[str, bytes] = {}
         self.keys = list(keys or [])
         self.bad_size = bad_size
         self.page_keys = page_keys
+        self.key_bytes = key_bytes or (1024 if mode == "listing-max-keys" else 1 << 20)
+        self.token_bytes = token_bytes
         self.tls = tls  # (certificate, key) PEM files: speak HTTPS
         self.calls: dict[str, int] = {}
         self.aborts: dict[str, int] = {}  # by key
@@ -169,15 +188,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
         self.close_connection = True
 
-    def _trickle(self, body: bytes) -> None:
-        """200, headers at once, then 2 bytes a second."""
+    def _trickle(self, body: bytes, *, step: int = 2, every: float = 1.0, headers: dict | None = None) -> None:
+        """200, headers at once, then ``step`` bytes every ``every`` seconds (2 a second)."""
         self.send_response(200)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        for at in range(0, len(body), 2):
-            if self.hostile.stopping.wait(1.0) or not self._write(body[at:at + 2]):
+        for at in range(0, len(body), step):
+            if self.hostile.stopping.wait(every) or not self._write(body[at:at + step]):
                 break
         self.close_connection = True
+
+    def _misbehaves(self, call: str, answer: bytes, headers: dict | None = None) -> bool:
+        """Whether this mode breaks ``call``; then its broken answer has gone out (``answer``: the right one)."""
+        mode = self.hostile.mode
+        if mode == f"{call}-endless-body":
+            self._endless()
+        elif mode == f"{call}-endless-error":
+            self._endless(500, b"<?xml version='1.0'?><Error><Code>InternalError</Code><Message>")
+        elif mode == f"{call}-trickle":
+            self._trickle(answer or b" " * 200, step=1, every=2.0, headers=headers)
+        else:
+            return False
+        return True
 
     def _error(self, status: int, code: str) -> None:
         body = f"<?xml version='1.0'?><Error><Code>{code}</Code><Message>{code}</Message></Error>".encode()
@@ -248,7 +282,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if key not in h.objects:
             self._error(404, "NoSuchKey")
             return
-        data = content(h.objects[key])[:h.objects[key]]
+        data = h.files[key] if key in h.files else content(h.objects[key])[:h.objects[key]]
+        if self._misbehaves("get", data, {"ETag": '"hostile"'}):
+            return
         asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
         if not asked:
             self._answer(200, data)
@@ -276,10 +312,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with h.lock:
             open_again = sorted(k for k, n in h.aborts.items() if n == 1 and k.startswith(prefix)) \
                 if h.mode == "reopened-after-abort" else []
-        uploads = "".join(f"<Upload><Key>{_xml(k)}</Key><UploadId>up-1</UploadId></Upload>" for k in open_again)
-        self._answer(200, (f"<?xml version='1.0'?><ListMultipartUploadsResult><Bucket>{h.bucket}</Bucket>"
-                           f"<IsTruncated>false</IsTruncated>{uploads}</ListMultipartUploadsResult>").encode(),
-                     {"Content-Type": "application/xml"})
+        listed = [(k, "up-1") for k in open_again] + [(k, u) for k, u in h.uploads if k.startswith(prefix)]
+        uploads = "".join(f"<Upload><Key>{_xml(k)}</Key><UploadId>{_xml(u)}</UploadId></Upload>" for k, u in listed)
+        body = (f"<?xml version='1.0'?><ListMultipartUploadsResult><Bucket>{h.bucket}</Bucket>"
+                f"<IsTruncated>false</IsTruncated>{uploads}</ListMultipartUploadsResult>").encode()
+        if not self._misbehaves("uploads", body):
+            self._answer(200, body, {"Content-Type": "application/xml"})
 
     def _list(self, query: dict[str, list[str]]) -> None:
         h = self.hostile
@@ -292,14 +330,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if h.mode == "listing-not-xml":
             self._answer(200, b"this is not <xml")
             return
-        keys = h.keys if h.mode == "listing-keys" else [k for k in h.objects if k.startswith(prefix)]
+        keys = h.keys if h.mode == "listing-keys" else sorted(k for k in h.objects if k.startswith(prefix))
         items = [(k, h.objects.get(k, 1 << 20)) for k in keys]
         truncated, next_token = False, ""
+        page = int(token.partition("-")[0]) + 1 if token[:1].isdigit() else 1
         if h.mode == "listing-forever-same-token":
             truncated, next_token = True, "same"
-        elif h.mode == "listing-forever-new-token":
-            page = int(token or 0) + 1
-            items = [(f"{prefix}page{page}-{i}", 1 << 20) for i in range(h.page_keys)]
+        elif h.mode in ("listing-forever-new-token", "listing-repeats"):
+            numbered = 1 if h.mode == "listing-repeats" else page
+            items = [(f"{prefix}page{numbered:09d}-{i:06d}", 1 << 20) for i in range(h.page_keys)]
+            truncated, next_token = True, str(page)
+        elif h.mode == "listing-long-key":
+            items = [(f"{prefix}{page:09d}-".ljust(h.key_bytes, "k"), 1 << 20)]
+            truncated, next_token = True, str(page)
+        elif h.mode == "listing-long-token":
+            items, truncated, next_token = [], True, f"{page}-".ljust(h.token_bytes, "t")
+        elif h.mode == "listing-max-keys":
+            items = [(f"{prefix}{page:09d}-{i:06d}-".ljust(h.key_bytes, "k"), 1 << 20) for i in range(h.page_keys)]
             truncated, next_token = True, str(page)
         contents = "".join(
             f"<Contents><Key>{_xml(k)}</Key><Size>{h.bad_size if h.mode == 'listing-bad-size' else size}</Size>"
@@ -321,7 +368,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self._answer(200, headers={"ETag": '"early"', "Connection": "close"})
             return
-        self._drain_body()
+        body = self._drain_body()
+        if self._misbehaves("put", b"", {"ETag": '"part"'}):
+            return
+        if "uploadId" not in query:
+            with h.lock:
+                h.put_bodies[key] = body
         if h.mode == "part-500":
             self._error(500, "InternalError")
         elif h.mode == "part-no-etag":

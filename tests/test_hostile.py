@@ -142,6 +142,85 @@ def test_a_listing_cut_by_the_key_limit_says_so(monkeypatch):
     assert listing.capped and len(listing.keys) == 2500 and listing.pages == 3
 
 
+@pytest.mark.parametrize("mode, options, words", [
+    ("listing-long-key", {"key_bytes": 1 << 20}, ("key of 1.0 MiB", "1 to 1,024 bytes")),
+    ("listing-long-key", {"key_bytes": 1025}, ("key of 1,025 bytes", "1 to 1,024 bytes")),
+    ("listing-long-token", {"token_bytes": 1 << 20}, ("continuation token is 1.0 MiB long",)),
+    ("listing-long-token", {"token_bytes": 4097}, ("continuation token is 4,097 bytes long",)),
+])
+def test_a_listing_that_would_pile_up_long_names_stops_at_its_first_page(mode, options, words):
+    """One 1 MB key (or token) a page, pages without end: refused at the first, as S3 holds none so long."""
+    with HostileS3(mode, **options) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save")
+        assert s3.calls["LIST"] == 1 and s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, *words)
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+def test_a_listing_of_the_longest_keys_holds_at_most_its_cap_of_names():
+    """Pages of 1,000 keys of 1,024 bytes each without end: the keys held stop at the listing's cap of
+    bytes of names, one line, long before the memory's end (and before the first GET)."""
+    from objperf.s3.listing import LISTING_KEY_BYTES
+
+    with HostileS3("listing-max-keys") as s3:
+        done, rss = run_measured("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                                 "--keys", "100000000", "--timeout", "5m")
+        assert s3.calls.get("GET", 0) == 0
+        assert s3.calls["LIST"] == LISTING_KEY_BYTES // (1000 * 1024) + 1
+    assert_one_clean_error(done, f"key names passed {LISTING_KEY_BYTES >> 20} MiB")
+    assert rss < (LISTING_KEY_BYTES * 3) + (150 << 20), f"peak RSS {rss >> 20} MiB"
+
+
+@pytest.mark.parametrize("page_keys", [1, 1000])
+def test_a_listing_that_repeats_its_keys_is_one_line_and_nothing_is_read(page_keys):
+    """Always truncated, a new token each page and the same keys on every one: not new objects."""
+    with HostileS3("listing-repeats", page_keys=page_keys) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls["LIST"] == 2 and s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, "(page 2)", "listing is broken")
+
+
+@pytest.mark.parametrize("keys, word", [
+    (["data/b.bin", "data/a.bin"], "'data/a.bin' after a key that comes later"),
+    (["data/a.bin", "data/a.bin"], "'data/a.bin' again"),
+    # S3's order for two, a directory walk's for the first and third: in neither order throughout
+    (["data/a-c", "data/a/b", "data/a.x"], "'data/a.x' after a key that comes later"),
+    (["data/é", "data/z"], "'data/z' after a key that comes later"),  # UTF-8's order, not the code points'
+])
+def test_a_listing_out_of_order_is_one_line_before_any_read(keys, word):
+    with HostileS3("listing-keys", keys=keys, objects=dict.fromkeys(keys, 1 << 20)) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
+                       env=env(), timeout=60)
+        assert s3.calls.get("GET", 0) == 0
+    assert_one_clean_error(done, word, "listing is broken")
+
+
+def test_a_listing_in_either_order_stores_give_is_taken(store):
+    """S3's order (UTF-8 binary) and a directory walk's ('a/b' before 'a-c', as SeaweedFS lists) both hold
+    each key once: both are listings."""
+    from test_properties import listing_xml
+
+    from objperf.s3.listing import list_all
+
+    for keys in (["p/a", "p/a-c", "p/a/b", "p/a0"], ["p/a", "p/a/b", "p/a-c", "p/a.x/y", "p/a0"]):
+        pages = iter([keys[:2], keys[2:]])
+        listing = list_all(lambda token, pages=pages: listing_xml(next(pages), ["1", "1", "1"], "true" if token is None
+                                                                  else "false", "t" if token is None else None),
+                           "LIST", "p/", limit=1000, deadline_s=60)
+        assert [k for k, _ in listing.keys] == keys
+    names = ["order/a", "order/a/b", "order/a-c", "order/a.x/y", "order/é", "order/z"]
+    for key in names:
+        store.client.put_object(store.bucket, key, b"x")
+    try:
+        assert sorted(k for k, _ in store.client.list_keys(store.bucket, "order/")) == sorted(names)
+    finally:
+        for key in names:
+            store.client.delete_object(store.bucket, key)
+
+
 @pytest.mark.parametrize("mode, bad_size, words", [
     ("listing-bad-size", "-5", ("size '-5'",)),
     ("listing-bad-size", "1e99", ("size '1e99'",)),
@@ -388,3 +467,122 @@ def test_a_head_answer_followed_by_an_endless_body_ends_in_time(scheme):
     assert time.monotonic() - started < 60
     assert rss < 600 << 20
     assert "Traceback" not in done.stderr
+
+
+# -- botocore's calls: every answer capped, every call within its deadline ----------------------------
+
+
+def settings_for(s3: HostileS3, timeout: float = 120.0) -> S3Settings:
+    return S3Settings(endpoint=s3.endpoint, region="us-east-1", timeout=timeout, multipart_timeout=timeout)
+
+
+@pytest.fixture
+def small_dataset(tmp_path) -> Path:
+    """A dataset of a few rows (made against a well-behaved server) to push, or to serve."""
+    with HostileS3("well-behaved", objects={"data/obj.bin": 2 << 20}) as s3:
+        done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint,
+                       "--range-size", "1MiB", "--out", str(tmp_path / "ds"), env=env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "ds"
+
+
+def served(dataset: Path, prefix: str = "ds/") -> dict[str, bytes]:
+    return {prefix + str(p.relative_to(dataset)): p.read_bytes() for p in dataset.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("mode", ["uploads-endless-body", "uploads-endless-error"])
+def test_cleanup_cuts_an_endless_uploads_answer_at_the_cap_in_one_line(mode):
+    with HostileS3(mode) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf", "cleanup", f"s3://{s3.bucket}/objperf/", "--endpoint", s3.endpoint,
+                                 "--dry-run")
+        assert s3.calls["LIST_UPLOADS"] == 1
+    assert_one_clean_error(done, "list multipart uploads in hostile", "longer than 8 MiB")
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("get-endless-error", ("GET s3://hostile/ds/manifest.json", "longer than 8 MiB")),
+    ("get-endless-body", ("larger than a manifest can be",)),
+])
+def test_analyze_of_a_dataset_in_a_store_cuts_an_endless_answer_in_one_line(small_dataset, mode, words):
+    with HostileS3(mode, files=served(small_dataset)) as s3:
+        started = time.monotonic()
+        done, rss = run_measured("objperf", "analyze", f"s3://{s3.bucket}/ds/", "--endpoint", s3.endpoint)
+    assert_one_clean_error(done, *words)
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("mode", ["put-endless-body", "put-endless-error"])
+def test_push_cuts_an_endless_answer_in_one_line(small_dataset, mode):
+    with HostileS3(mode) as s3:
+        done, rss = run_measured("objperf", "push", str(small_dataset), f"s3://{s3.bucket}/shared/", "--endpoint",
+                                 s3.endpoint)
+        assert s3.calls["PUT"] == 1  # the first file's answer ends the push
+    assert_one_clean_error(done, "PUT s3://hostile/shared/", "longer than 8 MiB")
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+
+
+def _cleanup(client: S3Client, s3: HostileS3, _) -> None:
+    client.open_uploads(s3.bucket, "objperf/")
+
+
+def _pull(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
+    from objperf.remote import pull
+
+    pull(f"s3://{s3.bucket}/ds/", client.settings, tmp_path / "pulled")
+
+
+def _push(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
+    from objperf.remote import push
+
+    push(tmp_path / "ds", f"s3://{s3.bucket}/shared/", client.settings)
+
+
+@pytest.mark.parametrize("mode, call", [("uploads-trickle", _cleanup), ("get-trickle", _pull),
+                                        ("put-trickle", _push)])
+def test_a_trickled_botocore_answer_ends_at_the_control_timeout(small_dataset, tmp_path, monkeypatch, mode, call):
+    """1 byte every 2 s keeps every read alive: the call's whole time is what is bounded."""
+    from objperf.errors import Unreachable
+
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    with HostileS3(mode, files=served(small_dataset), uploads=[("objperf/objperf-0123abcd-00001", "u-1")]) as s3:
+        client = S3Client(settings_for(s3, timeout=3))
+        started = time.monotonic()
+        with pytest.raises(Unreachable, match=r"did not answer .* in time"):
+            call(client, s3, tmp_path)
+        took = time.monotonic() - started
+    assert 3 <= took < 10, f"took {took:.1f}s"
+
+
+def test_botocore_calls_still_read_whole_answers_and_objects_within_the_callers_limit(small_dataset, tmp_path,
+                                                                                    monkeypatch):
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    uploads = [(f"objperf/objperf-0123abcd-{i:05d}", f"u-{i}") for i in range(3)]
+    with HostileS3("well-behaved", files=served(small_dataset), uploads=uploads,
+                   objects={"data/big.bin": 20 << 20}) as s3:
+        client = S3Client(settings_for(s3))
+        assert client.open_uploads(s3.bucket, "objperf/") == uploads
+        assert len(client.get_object(s3.bucket, "data/big.bin", limit=20 << 20)) == 20 << 20  # past the 8 MiB cap
+        assert len(client.get_object(s3.bucket, "data/big.bin", limit=1000)) == 1001  # one byte too many, no more
+        pulled = objperf_load_pulled(s3, tmp_path)
+        assert len(pulled) == len(load(small_dataset))
+
+
+def objperf_load_pulled(s3: HostileS3, tmp_path: Path):
+    from objperf.remote import pull
+
+    return load(pull(f"s3://{s3.bucket}/ds/", settings_for(s3), tmp_path / "back"))
+
+
+@pytest.mark.parametrize("upload", [("objperf/" + "k" * 2000, "u-1"), ("objperf/objperf-0123abcd-00001", "u" * 5000)])
+def test_cleanup_refuses_an_upload_named_longer_than_s3_names_them(upload):
+    with HostileS3("well-behaved", uploads=[upload]) as s3:
+        done = run_cli("objperf", "cleanup", f"s3://{s3.bucket}/objperf/", "--endpoint", s3.endpoint, env=env(),
+                       timeout=60)
+        assert s3.calls.get("ABORT_MPU", 0) == 0
+    assert_one_clean_error(done, "longer than S3 makes them")

@@ -222,3 +222,303 @@ def test_control_bytes_in_an_imported_file_never_reach_the_terminal(tmp_path):
         text = shown.stdout + shown.stderr
         assert "\x1b" not in text and "\x07" not in text and "\x08" not in text
     assert "\\x1b" in run_cli("objperf", "analyze", str(tmp_path / "imp"), "--by", "key", timeout=60).stdout
+
+
+# -- parquet parts that would expand without limit --------------------------------------------------------
+
+
+def write_bomb(path, rows: int, *, columns=("t_start", "bytes", "op"), group: int = 1 << 20) -> None:
+    """``rows`` rows of nulls in a few KB: every column null, a row group at a time (never all in memory)."""
+    import pyarrow.parquet as pq
+
+    types = {"t_start": pa.float64(), "bytes": pa.int64(), "op": pa.string()}
+    schema = pa.schema([(name, types[name]) for name in columns])
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        for at in range(0, rows, group):
+            n = min(group, rows - at)
+            writer.write_table(pa.table({name: pa.nulls(n, types[name]) for name in columns}, schema=schema))
+
+
+def with_part(dataset, tmp_path, write, *, rows_said=None, subdir="requests"):
+    """A copy of ``dataset`` whose first part under ``subdir`` is what ``write`` writes, its manifest made to
+    match it (sizes, SHA-256, and ``rows_said`` rows when given): a whole dataset someone crafted."""
+    import hashlib
+    import shutil
+
+    copy = tmp_path / "crafted"
+    shutil.copytree(dataset, copy)
+    part = copy / subdir / "part-00000.parquet"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    write(part)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"][f"{subdir}/part-00000.parquet"] = {
+        "bytes": part.stat().st_size, "sha256": hashlib.sha256(part.read_bytes()).hexdigest()}
+    if rows_said is not None:
+        manifest["rows"] = rows_said
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def analyze_measured(*args: str):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "objperf", "analyze", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    stdout, stderr = proc.communicate(timeout=100)
+    rss = os.wait4(proc.pid, os.WNOHANG)[2].ru_maxrss * 1024 if proc.returncode is None else 0
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), rss
+
+
+@pytest.mark.parametrize("rows, columns", [(50_000_000, ("t_start", "bytes", "op")), (20_000_000, ("op",)),
+                                           (300_000, ("t_start",))])
+@pytest.mark.parametrize("how", ["load", "analyze", "scan", "bundle"])
+def test_a_part_declaring_more_rows_than_its_size_holds_is_refused_from_its_footer(dataset, tmp_path, rows,
+                                                                                     columns, how):
+    """A few KB of nulls declaring millions of rows (a manifest that agrees): refused before its data is read,
+    one line, exit 2, whether loaded, analyzed, scanned or in a bundle."""
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, rows, columns=columns), rows_said=rows)
+    assert (crafted / "requests" / "part-00000.parquet").stat().st_size < 1_000_000
+    started = time.monotonic()
+    if how == "load":
+        with pytest.raises(DatasetError, match=f"declares {rows:,} rows in"):
+            load(crafted)
+    else:
+        target = str(pack(crafted, tmp_path / "b.tar")) if how == "bundle" else str(crafted)
+        done, rss = analyze_measured(target, *(["--scan"] if how == "scan" else []))
+        assert done.returncode == 2, done.stderr
+        errors = [line for line in done.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and f"declares {rows:,} rows in" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr
+        assert rss < 500 << 20, f"peak RSS {rss >> 20} MiB"
+    assert time.monotonic() - started < 30
+
+
+def test_parts_declaring_more_rows_than_the_manifest_are_refused(dataset, tmp_path):
+    """A part within what its size holds, and more rows than the manifest says the dataset has."""
+    import pyarrow.parquet as pq
+
+    def write(path):
+        pq.write_table(pa.table({"t_start": np.random.default_rng(1).random(50_000)}), path)
+
+    crafted = with_part(dataset, tmp_path, write)
+    said = json.loads((crafted / "manifest.json").read_text())["rows"]
+    for reading in (lambda: load(crafted), lambda: load(crafted, verify=False)):
+        with pytest.raises(DatasetError, match=f"declare 50,0.. rows, more than the {said:,} its manifest says"):
+            reading()
+    done = run_cli("objperf", "analyze", str(crafted), "--scan", timeout=60)
+    assert done.returncode == 2 and "its manifest says" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_part_that_would_expand_past_its_bytes_is_refused(dataset, tmp_path, monkeypatch):
+    import objperf.source
+
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 200_000, columns=("t_start", "bytes", "op")),
+                        rows_said=200_000)
+    monkeypatch.setattr(objperf.source, "PART_EXPANDED_FLOOR", 1 << 20)
+    with pytest.raises(DatasetError, match=r"would expand to .* GiB from"):
+        load(crafted)
+
+
+def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
+    from objperf.dataset import load_samples
+
+    crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 20_000_000, columns=("t_start",)),
+                        subdir="samples/nic")
+    with pytest.raises(DatasetError, match="declares 20,000,000 rows in"):
+        load_samples(crafted)
+
+
+def test_real_parts_load_within_their_bounds(dataset):
+    """objperf's own parts are far inside what a part may declare."""
+    from objperf.source import PART_ROWS_PER_BYTE, part_rows
+
+    for part in (dataset / "requests").glob("part-*.parquet"):
+        assert part_rows(part, dataset, part.name) <= part.stat().st_size * PART_ROWS_PER_BYTE / 4
+    assert len(load(dataset)) > 0
+
+
+# -- bundles of too many members -------------------------------------------------------------------------
+
+
+def many_members_tar(path, count: int, mode: str = "w") -> None:
+    import io
+
+    with tarfile.open(path, mode) as tar:
+        tar.addfile(tarfile.TarInfo("run/manifest.json"), io.BytesIO(b""))
+        for i in range(count):
+            tar.addfile(tarfile.TarInfo(f"run/e{i}"), io.BytesIO(b""))
+
+
+def many_members_zip(path, count: int) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as bundle:
+        bundle.writestr("run/manifest.json", b"{}")
+        for i in range(count):
+            bundle.writestr(f"run/e{i}", b"")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("kind", ["tar.xz", "tar", "zip"])
+def test_a_bundle_of_a_great_many_members_is_refused_in_a_line_and_bounded(tmp_path, kind):
+    from objperf.source import BUNDLE_MAX_MEMBERS
+
+    bundle = tmp_path / f"many.{kind}"
+    count = BUNDLE_MAX_MEMBERS * 2 if kind == "tar.xz" else BUNDLE_MAX_MEMBERS + 1
+    if kind == "zip":
+        many_members_zip(bundle, count)
+    else:
+        many_members_tar(bundle, count, "w:xz" if kind == "tar.xz" else "w")
+    started = time.monotonic()
+    done, rss = analyze_measured(str(bundle))
+    took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and f"more than the {BUNDLE_MAX_MEMBERS:,} a dataset's bundle holds" in errors[0], errors
+    assert rss < 400 << 20, f"peak RSS {rss >> 20} MiB"
+    assert took < 30, f"took {took:.0f}s"
+
+
+def test_a_bundle_of_many_members_within_the_cap_still_opens(dataset, tmp_path):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(dataset, copy)
+    for i in range(2000):
+        (copy / f"note-{i}.txt").write_bytes(b"")
+    assert len(load(pack(copy, tmp_path / "b.zip"))) == len(load(dataset))
+    assert len(load(pack(copy, tmp_path / "b.tar.gz"))) == len(load(dataset))
+
+
+# -- manifests and parts of the wrong types ---------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from objperf.schema import COLUMNS  # noqa: E402
+
+MANIFEST_FIELDS = ["workload", "target", "summary", "status", "kind", "run_id", "started_utc", "ended_utc", "rows",
+                   "hosts", "tables", "steps"]
+
+SOME = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+any_json = st.one_of(st.none(), st.booleans(), st.integers(-3, 1 << 70), st.floats(), st.text(max_size=5),
+                     st.lists(st.integers(), max_size=2),
+                     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+# the fields objperf writes in a manifest's workload, target and summary, holding anything
+FIELDS = ["read", "write", "range_size", "part_size", "object_size", "concurrency", "sink", "endpoint", "requests",
+          "bytes", "gbps", "directions", "status", "wall_s"]
+any_json = st.recursive(any_json, lambda inner: st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
+                        max_leaves=8)
+ARROW_TYPES = [pa.int64(), pa.int8(), pa.float64(), pa.string(), pa.bool_(), pa.null(), pa.binary(),
+               pa.timestamp("s"), pa.list_(pa.int32()), pa.dictionary(pa.int32(), pa.string())]
+
+
+def analyzed(path) -> tuple[int, str]:
+    """``objperf analyze PATH`` in this process: its exit status and what it wrote to stderr."""
+    import contextlib
+    import io
+
+    from objperf.commands.analyze import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main([str(path)])
+    return code, err.getvalue()
+
+
+def assert_loads_or_one_line(path) -> None:
+    try:
+        load(path)
+    except DatasetError as exc:
+        assert "\n" not in str(exc)
+    code, stderr = analyzed(path)
+    errors = [line for line in stderr.splitlines() if "error" in line]
+    assert code in (0, 2) and len(errors) <= 1, stderr
+    assert not any(word in stderr for word in ("Traceback", "KeyError", "AttributeError", "TypeError")), stderr
+
+
+@SOME
+@given(st.dictionaries(st.sampled_from(MANIFEST_FIELDS), any_json, min_size=1, max_size=4))
+def test_a_manifest_of_any_types_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, changes):
+    copy = copy_of(dataset, tmp_path_factory.mktemp("m"), lambda m: m.update(changes))
+    assert_loads_or_one_line(copy)
+
+
+@SOME
+@given(st.dictionaries(st.sampled_from(COLUMNS), st.sampled_from(ARROW_TYPES), min_size=1, max_size=6))
+def test_a_part_of_any_schema_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, schema):
+    import pyarrow.parquet as pq
+
+    def write(path):
+        columns = {}
+        for name, kind in schema.items():
+            value = {pa.types.is_list(kind): [[1]], pa.types.is_timestamp(kind): [0]}.get(True)
+            columns[name] = pa.array((value or [None]) * 3, kind) if not pa.types.is_dictionary(kind) \
+                else pa.array(["x"] * 3).dictionary_encode()
+        pq.write_table(pa.table(columns), path)
+
+    crafted = with_part(dataset, tmp_path_factory.mktemp("p"), write, rows_said=3)
+    assert_loads_or_one_line(crafted)
+
+
+# -- directories that lead elsewhere -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("linked", ["requests", "samples", "samples/nic"])
+def test_a_dataset_whose_directory_is_a_symlink_elsewhere_is_refused(dataset, tmp_path, linked):
+    """Its parts would be read from wherever the link leads (another dataset, another user's files)."""
+    import shutil
+
+    elsewhere = tmp_path / "elsewhere"
+    copy = copy_of(dataset, tmp_path, lambda m: None)
+    (copy / "samples" / "nic").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(copy / linked, elsewhere)
+    shutil.rmtree(copy / linked)
+    (copy / linked).symlink_to(elsewhere, target_is_directory=True)
+    from objperf.dataset import load_samples
+
+    readings = [lambda: load(copy), lambda: load(copy, verify=False)] if linked == "requests" else \
+        [lambda: load_samples(copy)]
+    for reading in readings:
+        with pytest.raises(DatasetError, match="is a symlink, not a directory of the dataset's own"):
+            reading()
+    if linked == "requests":
+        done = run_cli("objperf", "analyze", str(copy), timeout=60)
+        assert done.returncode == 2 and "is a symlink" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- two runs given the same new --out at once -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_of_writers_started_together_on_one_new_dataset_one_writes_and_the_others_are_refused(tmp_path, exists):
+    """Each found the place free (a run checks it before it starts); only one may then make it its own."""
+    import threading
+
+    from objperf.dataset import DatasetWriter
+    from objperf.errors import UsageError
+
+    out = tmp_path / "out"
+    if exists:
+        out.mkdir()  # an empty directory is a free place too
+    barrier, outcomes = threading.Barrier(16), []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(DatasetWriter(out, {"run_id": threading.current_thread().name}))
+        except UsageError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=start, name=f"run-{i}") for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    writers = [o for o in outcomes if not isinstance(o, str)]
+    assert len(outcomes) == 16 and len(writers) == 1, outcomes
+    said = ("being written by another run", "already holds a dataset", "is not empty")  # as late as it came
+    assert all(any(words in o for words in said) for o in outcomes if isinstance(o, str)), outcomes
+    writers[0].close("completed")
+    assert json.loads((out / "manifest.json").read_text())["run_id"] == writers[0].manifest["run_id"]

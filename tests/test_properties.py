@@ -79,6 +79,36 @@ def test_a_listing_ends_however_the_store_pages_it(pages):
     assert listing.pages <= len(pages) + 1
 
 
+key_text = st.one_of(xml_text, st.sampled_from(["p/a", "p/a-c", "p/a/b", "p/é", "p/z"]),
+                     st.integers(1000, 3000).map(lambda n: "p/" + "k" * n))
+
+
+@FAST
+@given(st.lists(st.tuples(st.lists(key_text.map(lambda k: k if k.startswith("p/") else "p/" + k), max_size=6),
+                          st.booleans(), st.one_of(st.none(), xml_text, st.integers(1, 9000).map("t".__mul__))),
+                min_size=1, max_size=12))
+def test_whatever_a_listing_sends_it_is_held_in_bounds_or_one_line(pages):
+    """Keys of any length, repeated or out of order, tokens of any length, repeated or missing: a listing
+    holds keys S3 can have, each once and in one store's order, within its caps; or it is one TargetError."""
+    from objperf.s3.listing import LISTING_KEY_BYTES, MAX_KEY_BYTES, ORDERS
+
+    served = iter(pages + [([], False, None)])
+
+    def fetch(token):
+        keys, truncated, next_token = next(served)
+        return listing_xml(keys, ["1"] * len(keys), "true" if truncated else "false", next_token)
+
+    try:
+        listing = list_all(fetch, "LIST", "p/", limit=1000, deadline_s=60)
+    except TargetError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 600 + 4 * MAX_KEY_BYTES  # a key S3 can hold, whole
+        return
+    names = [k.encode() for k, _ in listing.keys]
+    assert all(1 <= len(k) <= MAX_KEY_BYTES for k in names) and sum(map(len, names)) <= LISTING_KEY_BYTES
+    assert len(set(names)) == len(names)
+    assert any(all(order(a) < order(b) for a, b in zip(names, names[1:])) for order in ORDERS)
+
+
 @FAST
 @given(st.text(max_size=60), st.text(max_size=10))
 def test_a_key_becomes_a_path_below_the_sink_directory_or_is_refused(tmp_path_factory, key, prefix):

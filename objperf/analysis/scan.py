@@ -39,6 +39,27 @@ def parts(paths: Sequence[str | Path]) -> list[str]:
     return found
 
 
+def _check_footers(paths: Sequence[str | Path], found: list[str]) -> None:
+    """Every part's footer read before DuckDB reads its data: the rows and bytes a part declares within what
+    a part of its size holds, and a dataset's parts no more rows than its manifest says."""
+    import pyarrow.parquet as pq
+
+    from objperf.source import DatasetError, Source, check_rows, part_rows, row_schema_problem
+
+    for part in found:
+        if problem := row_schema_problem(pq.read_schema(part), f"requests/{Path(part).name}"):
+            raise DatasetError(f"{', '.join(map(str, paths))}: the rows cannot be scanned ({problem})")
+    for path in map(Path, paths):
+        mine = [part for part in found if Path(part).parent == path / "requests"]
+        declared = sum(part_rows(Path(part), path, f"requests/{Path(part).name}", loaded=False) for part in mine)
+        source = Source(path)
+        try:
+            manifest = source.manifest() if source.exists("manifest.json") else {}
+        finally:
+            source.close()
+        check_rows(manifest, declared, path)
+
+
 def _listed(files: list[str]) -> str:
     """The parts as a SQL list of string literals (a view's definition takes no parameters)."""
     return "[" + ", ".join("'" + name.replace("'", "''") + "'" for name in files) + "]"
@@ -77,6 +98,7 @@ def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None
         present = set().union(*(_columns(part) for part in files))
     except OSError as exc:
         raise DatasetError(f"{', '.join(map(str, paths))}: a part cannot be read ({printable(exc)})") from None
+    _check_footers(paths, files)
     missing = [f"NULL::{kind} AS {name}" for name, kind in READ.items() if name not in present]
     relation = f"read_parquet({_listed(files)}, union_by_name = true)"
     con = connect(memory_limit, threads)

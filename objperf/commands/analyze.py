@@ -113,7 +113,7 @@ def analyze(args, invocation: Invocation) -> dict:
     if pooled > 1 and args.by != "run_id" and not whole:  # a cluster run's hosts each have a run of their own
         summary["pooled_runs"] = pooled  # said, never done quietly
     outcome = {"summary": summary, "rows": len(selection),
-               "workload": df.attrs["manifest"].get("workload") if whole else None}
+               "workload": shown_workload(df.attrs["manifest"].get("workload")) if whole else None}
     if args.by:
         outcome["groups"] = grouped(selection, args.by)
     if args.figures and len(args.paths) == 1 and len(selection) == len(df) \
@@ -204,6 +204,24 @@ def report(outcome: dict, args, invocation: Invocation) -> int:
     for path in outcome.get("figures", []):
         invocation.say(f"figure {path}")
     return 0
+
+
+# What each side of a workload must record, and as what, for the summary to say it.
+WORKLOAD_SIDES = {"read": {"concurrency": int, "range_size": int, "sink": str},
+                  "write": {"concurrency": int, "object_size": int, "part_size": int}}
+
+
+def shown_workload(workload: object) -> dict | None:
+    """A manifest's workload, when it records each side the summary tells as objperf writes it; else None (a
+    workload a file made up records no setting, as ``objperf.analysis.saved`` reads it too)."""
+    if not isinstance(workload, dict):
+        return None
+    for side, needed in WORKLOAD_SIDES.items():
+        value = workload.get(side, workload if ("range_size" if side == "read" else "part_size") in workload else None)
+        if value and not (isinstance(value, dict) and all(
+                isinstance(value.get(k), kind) and not isinstance(value.get(k), bool) for k, kind in needed.items())):
+            return None
+    return workload
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except ObjperfError as exc:
-        print(f"{prog}: error: {error_line(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(exc) or type(exc).__name__}", file=sys.stderr)  # never an empty line
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
@@ -114,8 +114,8 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
     except Exception as exc:  # the promise is one line, never a traceback
         if os.environ.get("OBJPERF_DEBUG"):
             raise
-        print(f"{prog}: error: {type(exc).__name__}: {error_line(exc)} (set OBJPERF_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        said = error_line(exc) or ("out of memory" if isinstance(exc, MemoryError) else "no message")
+        print(f"{prog}: error: {type(exc).__name__}: {said} (set OBJPERF_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_ERROR
 
 

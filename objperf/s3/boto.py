@@ -1,6 +1,7 @@
 """The S3 control plane through botocore: the standard AWS credential chain, profiles, AWS's
 own endpoints, virtual hosts, listing and bucket set-up.  botocore is imported and its client
-built on first use; its errors come out as objperf's typed errors with one-line messages."""
+built on first use; its errors come out as objperf's typed errors with one-line messages.  Each of
+its calls is bounded (``objperf.s3.bounded``): its answer at 8 MiB, its whole time at the timeout."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from objperf.errors import (
     CURLE_COULDNT_CONNECT,
+    CURLE_FILESIZE_EXCEEDED,
     CURLE_OPERATION_TIMEDOUT,
     CURLE_PEER_FAILED_VERIFICATION,
     CredentialsError,
     TargetError,
     TransferFailed,
+    Unreachable,
     UsageError,
     refused,
     unreachable,
 )
 from objperf.s3 import sigv4
+from objperf.s3.bounded import BoundedSender
 from objperf.s3.light import Attempt, held_to_contract
 from objperf.s3.settings import S3Settings
 
@@ -70,8 +74,10 @@ class BotocorePlane:
             elif not settings.anonymous:
                 self.credentials = session.get_credentials()  # what the client signs with, refreshed as it is
             verify = settings.requests_verify()
-            return session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
-                                         config=config, verify=None if verify is True else verify, **kwargs)
+            client = session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
+                                           config=config, verify=None if verify is True else verify, **kwargs)
+            self.sender = BoundedSender.install(client, settings.timeout)
+            return client
         except ProfileNotFound:
             raise CredentialsError(
                 f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
@@ -79,6 +85,14 @@ class BotocorePlane:
             raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
 
     credentials = None  # botocore's Credentials (public API), once the client is built; None when anonymous
+    sender: BoundedSender | None = None  # what sends the client's calls, bounded
+
+    def cancel(self) -> None:
+        """End every botocore call now on the wire, and every libcurl one (from any thread)."""
+        if self.sender is not None:
+            self.sender.cancel()
+        if "wire" in vars(self):
+            self.wire.cancel()
 
     @property
     def endpoint(self) -> str:
@@ -116,6 +130,10 @@ class BotocorePlane:
         func = getattr(self.client, method)
         try:
             return func(**params)
+        except TransferFailed as exc:  # the bounds of objperf.s3.bounded
+            if exc.code == CURLE_FILESIZE_EXCEEDED:
+                raise Unreachable(f"{what}: the answer from {self.endpoint} is {exc.detail}", code=exc.code) from None
+            raise unreachable(self.endpoint, what, exc.code, exc.detail) from None
         except NoCredentialsError:
             raise CredentialsError(
                 "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
@@ -149,7 +167,7 @@ class BotocorePlane:
             response = self.client.head_bucket(Bucket=bucket)
         except ClientError as exc:
             response = exc.response
-        except BotoCoreError:
+        except (BotoCoreError, TransferFailed):
             return None
         meta = response.get("ResponseMetadata", {})
         told = meta.get("HTTPHeaders", {}).get("x-amz-bucket-region")
@@ -204,6 +222,8 @@ class BotocorePlane:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
             return Attempt(None, status, code, 0, t_start, time.perf_counter() - t0)
+        except TransferFailed as exc:
+            return Attempt(None, 0, "", exc.code, t_start, time.perf_counter() - t0)
         except (EndpointConnectionError, ConnectTimeoutError):
             return Attempt(None, 0, "", CURLE_COULDNT_CONNECT, t_start, time.perf_counter() - t0)
         except (ReadTimeoutError, BotoCoreError):

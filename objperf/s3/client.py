@@ -12,8 +12,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 
-from objperf.errors import BucketNotFound, NotFound, ObjperfError, TransferFailed, UsageError, refused, unreachable
+from objperf.errors import (
+    BucketNotFound,
+    NotFound,
+    ObjperfError,
+    TargetError,
+    TransferFailed,
+    UsageError,
+    refused,
+    unreachable,
+)
 from objperf.s3.boto import BotocorePlane
+from objperf.s3.bounded import answers_up_to
 from objperf.s3.light import Attempt, LightS3
 from objperf.s3.listing import LISTING_LIMIT, PAGE_KEYS, Listing, held_to_object_size, list_all
 from objperf.s3.settings import PRESIGN_MAX_SECONDS, URL_LIFETIME_S, S3Settings, check_url_lifetime
@@ -31,6 +41,20 @@ def ip_literal_host(endpoint: str | None) -> str | None:
         return host if host and ipaddress.ip_address(host) else None
     except ValueError:
         return None
+
+
+def checked_upload(upload: dict, where: str) -> tuple[str, str]:
+    """(key, upload id) of a listed upload, each no longer than S3 makes them: a page of long names after
+    another would pile up to ``limit`` of them."""
+    from objperf.s3.light import UPLOAD_ID_MAX
+    from objperf.s3.listing import MAX_KEY_BYTES
+    from objperf.sanitize import printable
+
+    key, upload_id = upload["Key"], upload["UploadId"]
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES or len(upload_id) > UPLOAD_ID_MAX:
+        raise TargetError(f"{where}: the store listed an upload of {printable(key[:60])!r}… whose key or upload id "
+                          f"is longer than S3 makes them ({MAX_KEY_BYTES:,} bytes of key, {UPLOAD_ID_MAX:,} of id)")
+    return key, upload_id
 
 
 class S3Client:
@@ -74,11 +98,10 @@ class S3Client:
 
     def cancel_calls(self) -> None:
         """Cut every call of this client now on the wire (from any thread): their answers are no longer
-        wanted.  botocore's own calls cannot be cut; each ends by its timeout."""
+        wanted."""
         if self._light is not None:
             self._light.wire.cancel()
-        if self._botocore.built:
-            self._botocore.wire.cancel()
+        self._botocore.cancel()
 
     def for_multipart(self) -> S3Client:
         """This client, waiting up to the settings' ``multipart_timeout``: for the calls that open and close a
@@ -146,7 +169,7 @@ class S3Client:
         while len(found) < limit:
             page = self._call(f"list multipart uploads in {bucket}", "list_multipart_uploads", Bucket=bucket,
                               Prefix=prefix, **markers)
-            found += [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])
+            found += [checked_upload(u, f"list multipart uploads in {bucket}") for u in page.get("Uploads", [])
                       if isinstance(u.get("Key"), str) and isinstance(u.get("UploadId"), str)]
             after = (page.get("NextKeyMarker"), page.get("NextUploadIdMarker"))
             if not page.get("IsTruncated") or not any(after) or after in seen:
@@ -227,7 +250,8 @@ class S3Client:
         params = {"Bucket": bucket, "Key": key}
         if byte_range:
             params["Range"] = byte_range
-        body = self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"]
+        with answers_up_to(limit + 1):  # read within the call's deadline, never past limit + 1 bytes
+            body = self._call(f"GET s3://{bucket}/{key}", "get_object", **params)["Body"]
         try:
             return body.read(limit + 1)
         finally:

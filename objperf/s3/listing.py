@@ -1,12 +1,18 @@
 """ListObjectsV2, read as outside input: every page bounded (``objperf.s3.light.Wire``), parsed with a
-real XML parser, checked against the S3 contract, and the whole listing bounded in keys, pages and time.
+real XML parser, checked against the S3 contract, and the whole listing bounded in keys, in the bytes of
+the keys it holds, and in time; what it remembers of the pages it has seen is a digest of each token.
 
 A listing ends when the store says it is complete, at ``limit`` keys (``Listing.capped`` says so), or
-fails with one line when a page is no listing, names a size that is no byte count, returns a key outside
-the prefix asked for, repeats a continuation token (a loop) or when its deadline passes."""
+fails with one line when a page is no listing, names a size that is no byte count, a key S3 cannot hold
+(empty, or over 1,024 bytes of UTF-8) or a continuation token over ``MAX_TOKEN_BYTES``, returns a key
+outside the prefix asked for or a key not after the one before it (S3 lists in ascending UTF-8 binary
+order across pages, a file-backed store as a directory walk: anything else repeats or reorders keys),
+repeats a continuation token (a loop), when the keys held pass ``LISTING_KEY_BYTES`` or when its
+deadline passes."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +25,13 @@ from objperf.sanitize import printable
 LISTING_LIMIT = 100_000  # keys a read run takes from one prefix unless --keys N says otherwise
 PAGE_KEYS = 1000
 MAX_OBJECT_BYTES = 5 << 40  # S3's largest object: 5 TiB
+MAX_KEY_BYTES = 1024  # S3's longest key, in bytes of UTF-8
+# S3's continuation tokens are about 100 characters; stores that carry the last key in the token (base64,
+# or percent-encoded) reach 4/3 to 3 times a 1,024-byte key.  Past this, no store's token: a hostile one.
+MAX_TOKEN_BYTES = 4096
+# The bytes of key names one listing holds: the default key limit of keys of S3's longest (100,000 x
+# 1,024 bytes, 98 MiB) fits; past it, a --keys N of long names fails in one line, not at the memory's end.
+LISTING_KEY_BYTES = 128 << 20
 
 
 def held_to_object_size(size: int, what: str) -> int:
@@ -66,6 +79,7 @@ def parse_page(body: bytes, where: str) -> Page:
             fields = {_local(c.tag): (c.text or "") for c in child}
             if "Key" not in fields:
                 raise TargetError(f"{where}: a listed object has no <Key>")
+            _check_key(fields["Key"], where)
             keys.append((fields["Key"], _size(fields.get("Size"), fields["Key"], where)))
         elif name == "IsTruncated":
             text = (child.text or "").strip().lower()
@@ -74,7 +88,22 @@ def parse_page(body: bytes, where: str) -> Page:
             truncated = text == "true"
         elif name == "NextContinuationToken":
             token = child.text or ""
+            if len(token.encode("utf-8", "surrogatepass")) > MAX_TOKEN_BYTES:
+                raise TargetError(f"{where}: the store's continuation token is {_amount(len(token.encode()))} long, "
+                                  f"more than the {MAX_TOKEN_BYTES:,} bytes any store's token takes")
     return Page(keys, truncated, token)
+
+
+def _amount(n: int) -> str:
+    return f"{n:,} bytes" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _check_key(key: str, where: str) -> None:
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if not 1 <= size <= MAX_KEY_BYTES:
+        shown = repr(printable(key[:60])) + ("…" if len(key) > 60 else "")
+        raise TargetError(f"{where}: the store listed a key of {_amount(size)} ({shown}), not a key S3 holds "
+                          f"(1 to {MAX_KEY_BYTES:,} bytes of UTF-8)")
 
 
 def _size(text: str | None, key: str, where: str) -> int:
@@ -85,20 +114,48 @@ def _size(text: str | None, key: str, where: str) -> int:
     return int(text)
 
 
+# The orders a listing's keys may come in, each strictly ascending across all its pages: S3's (the binary
+# order of the keys' UTF-8), and a directory walk's (by /-separated segments: 'a/b' before 'a-c'), which
+# SeaweedFS and file-backed stores give.  Under either a key comes once.
+ORDERS: tuple[Callable[[bytes], object], ...] = (lambda key: key, lambda key: key.split(b"/"))
+
+
 def list_all(fetch_page: Callable[[str | None], bytes], where: str, prefix: str, *, limit: int,
              deadline_s: float) -> Listing:
     """Page through a listing: ``fetch_page(token)`` returns one page's body (``None``: the first page)."""
     listing = Listing()
-    seen_tokens: set[str] = set()
+    seen_tokens: set[bytes] = set()  # digests: a token is up to MAX_TOKEN_BYTES, a digest 32 bytes
     token: str | None = None
+    last: bytes | None = None  # the last key listed, in UTF-8
+    orders = list(ORDERS)  # the orders every key so far came in
+    held = 0  # bytes of the key names kept
     ends = time.monotonic() + deadline_s
     while True:
         page = parse_page(fetch_page(token), where)
         listing.pages += 1
+        if page.truncated and page.token:  # a loop is named as one before its keys are found again
+            digest = hashlib.sha256(page.token.encode("utf-8", "surrogatepass")).digest()
+            if digest in seen_tokens:
+                raise TargetError(f"{where}: the store repeated continuation token {printable(page.token)[:40]!r} "
+                                  f"after {listing.pages} pages: its listing loops")
+            seen_tokens.add(digest)
         for key, _ in page.keys:
             if not key.startswith(prefix):
                 raise TargetError(f"{where}: the store listed key {printable(key)!r}, which is not under the prefix "
                                   f"{printable(prefix)!r} asked for")
+            encoded = key.encode("utf-8", "surrogatepass")
+            if last is not None:
+                orders = [order for order in orders if order(encoded) > order(last)]
+                if not orders:
+                    again = "again" if encoded == last else "after a key that comes later"
+                    raise TargetError(f"{where}: the store listed key {printable(key)!r} {again} (page "
+                                      f"{listing.pages}): a store lists each key once, in ascending order, so "
+                                      "the listing is broken")
+            last = encoded
+            held += len(encoded)
+        if held > LISTING_KEY_BYTES:
+            raise TargetError(f"{where}: the listing's key names passed {LISTING_KEY_BYTES >> 20} MiB "
+                              f"({len(listing.keys) + len(page.keys):,} keys): list a narrower prefix, or fewer --keys")
         listing.keys += page.keys
         if len(listing.keys) >= limit:
             listing.capped = page.truncated or len(listing.keys) > limit
@@ -108,10 +165,6 @@ def list_all(fetch_page: Callable[[str | None], bytes], where: str, prefix: str,
             return listing
         if not page.token:
             raise TargetError(f"{where}: a truncated listing page names no continuation token")
-        if page.token in seen_tokens:
-            raise TargetError(f"{where}: the store repeated continuation token {printable(page.token)[:40]!r} "
-                              f"after {listing.pages} pages: its listing loops")
-        seen_tokens.add(page.token)
         token = page.token
         if time.monotonic() >= ends:
             raise TargetError(f"{where}: the listing did not end within {deadline_s:g}s ({listing.pages} pages, "
