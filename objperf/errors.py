@@ -107,11 +107,14 @@ def classify(message: str, *, code: int = 0, status: int | None = None, s3_error
     return TargetError(message, **kw)
 
 
-def unreachable(endpoint: str, what: str, code: int, detail: str) -> Unreachable:
+def unreachable(endpoint: str, what: str, code: int, detail: str, *, other_host: bool = False) -> Unreachable:
     """The error for no answer to a control-plane call, by libcurl's code (botocore's failures are given
-    the same codes)."""
+    the same codes); ``other_host``: the certificate was trusted but made out for another host."""
     endpoint, detail = without_userinfo(endpoint), printable(detail)
-    if code == CURLE_OPERATION_TIMEDOUT:
+    if code == CURLE_PEER_FAILED_VERIFICATION and other_host:
+        message = (f"endpoint {endpoint}: its TLS certificate is not trusted for this host, it is made out for "
+                   f"another ({detail}); reach it by a name its certificate holds, or pass --no-verify-ssl")
+    elif code == CURLE_OPERATION_TIMEDOUT:
         message = f"endpoint {endpoint} did not answer {what} in time"
     elif code == CURLE_PEER_FAILED_VERIFICATION:
         detail = detail.removeprefix("SSL certificate problem: ")

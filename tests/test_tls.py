@@ -142,3 +142,23 @@ def test_kept_connections_say_no_handshake_and_cleartext_none(store, tmp_path):
     rows = load(plain)
     assert rows["new_conn"].all() and (rows["tls_resumed"] == -1).all()
     assert json.loads(done.stdout)["tls"] is None
+
+
+def test_a_certificate_for_another_host_is_said_so_on_every_plane(tmp_path):
+    """Over botocore a certificate made out for another host read 'TLS handshake failed'."""
+    import trustme
+    from hostile import HostileS3
+    from test_hostile import env
+
+    ca = trustme.CA()
+    ca.issue_cert("other.example").private_key_and_cert_chain_pem.write_to_path(tmp_path / "cert.pem")
+    ca.cert_pem.write_to_path(tmp_path / "ca.pem")
+    with HostileS3("well-behaved", tls=(str(tmp_path / "cert.pem"), str(tmp_path / "cert.pem"))) as s3:
+        common = ["--endpoint", s3.endpoint, "--ca-bundle", str(tmp_path / "ca.pem")]
+        for args in (["cleanup", f"s3://{s3.bucket}/w/"],  # botocore's plane
+                     ["fetch", f"s3://{s3.bucket}/data/obj.bin", "--duration", "1s", "--no-save"]):  # libcurl's
+            done = run_cli("objperf", *args, *common, env=env(), timeout=60)
+            assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+            (line,) = done.stderr.strip().splitlines()
+            assert "handshake failed" not in line and ("not trusted for this host" in line
+                                                       or "subject name matches target host" in line), line

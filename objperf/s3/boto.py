@@ -139,8 +139,10 @@ class BotocorePlane:
                 "no credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, pass --profile, or --anonymous"
             ) from None
         except SSLError as exc:
-            if _certificate_rejected(exc):
-                raise unreachable(self.endpoint, what, CURLE_PEER_FAILED_VERIFICATION, "") from None
+            rejected = _certificate_rejected(exc)
+            if rejected is not None:
+                raise unreachable(self.endpoint, what, CURLE_PEER_FAILED_VERIFICATION, rejected,
+                                  other_host=bool(rejected)) from None
             raise unreachable(self.endpoint, what, CURLE_SSL_CONNECT_ERROR, "TLS handshake failed") from None
         except (ConnectTimeoutError, ReadTimeoutError):
             raise unreachable(self.endpoint, what, CURLE_OPERATION_TIMEDOUT, "") from None
@@ -262,10 +264,13 @@ class BotocorePlane:
         return url
 
 
-def _certificate_rejected(exc: BaseException) -> bool:
-    """Whether a TLS failure botocore reports was the peer's certificate, not trusted: the
-    ``ssl.SSLCertVerificationError`` somewhere in the chain of causes urllib3 and botocore wrap it in."""
+def _certificate_rejected(exc: BaseException) -> str | None:
+    """Why the peer's certificate was refused, when that is the TLS failure botocore reports: "" for one not
+    trusted (the ``ssl.SSLCertVerificationError`` somewhere in the chain of causes urllib3 and botocore wrap it
+    in), the words of the check that found it made out for another host; None when it was not the certificate."""
     import ssl
+
+    from urllib3.util.ssl_match_hostname import CertificateError
 
     seen: set[int] = set()
     pending: list[object] = [exc]
@@ -273,9 +278,12 @@ def _certificate_rejected(exc: BaseException) -> bool:
         current = pending.pop()
         if not isinstance(current, BaseException) or id(current) in seen:
             continue
+        if isinstance(current, CertificateError):  # urllib3's own check of the host name
+            return str(current)
         if isinstance(current, ssl.SSLCertVerificationError):
-            return True
+            # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH (62) and X509_V_ERR_IP_ADDRESS_MISMATCH (64)
+            return current.verify_message if current.verify_code in (62, 64) else ""
         seen.add(id(current))
         pending += [current.__cause__, current.__context__, *current.args,
                     *getattr(current, "kwargs", {}).values()]
-    return False
+    return None
