@@ -34,7 +34,7 @@ demo: $(DEMO_STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The tests that start nothing (no server, command or kernel): under a minute.
+# The tests that start nothing (no server, command or kernel): a few minutes.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not integration"
 
