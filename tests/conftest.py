@@ -36,6 +36,8 @@ if "OBJPERF_RUNS" not in os.environ:
         import shutil
 
         shutil.rmtree(_RUNS, ignore_errors=True)
+        # What a run keeps for its user until the next objperf (dask's log of a worker a test killed) goes too
+        scratch.sweep()
 
 BUCKET = "objperf-tests"
 RANGE = 1 << 20
