@@ -385,9 +385,17 @@ cdef class Engine:
         deadline = None if timeout is None else time.monotonic() + timeout
         for t in self._pythreads:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        while self.running and (deadline is None or time.monotonic() < deadline):
+        while self._not_yet_gone() and (deadline is None or time.monotonic() < deadline):
             time.sleep(JOIN_POLL_S)  # a join cut short above: the threads' own word decides
         return not self.running
+
+    def _not_yet_gone(self):
+        """A thread still in its loop, or past it but not yet out of Python's list of threads (a join cut
+        short by Ctrl-C returns before the thread has left it: until then it still shows as running)."""
+        if self.running:
+            return True
+        alive = set(threading.enumerate())
+        return any(t in alive for t in self._pythreads)
 
     @property
     def fault(self):
@@ -515,7 +523,7 @@ cdef class Engine:
         Rows not drained by then are lost: drain first.  Idempotent; the slot buffers stay readable."""
         if self.closed:
             return
-        if self.running:
+        if self._not_yet_gone():
             self.stop(abort=True)
             if not self.join(timeout):
                 raise EngineError(f"the engine's threads did not stop within {timeout:g} s")
