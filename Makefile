@@ -7,8 +7,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.objperf-installed
 # What the demo needs: objperf, its embedded server, figures and report; the suite takes every extra (STAMP).
 DEMO_STAMP := $(VENV)/.objperf-demo
-ENGINE_SOURCES := pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_engine/*.pxd) \
-                  objperf/_engine/objperf_helpers.h objperf/schema.py
+ENGINE_SOURCES := pyproject.toml setup.py $(wildcard objperf/_engine/*.pyx objperf/_engine/*.pxi objperf/_curl/*.pyx objperf/_curl/*.pxi objperf/_curl/*.pxd) \
+                  objperf/_curl/objperf_helpers.h objperf/core/schema.py
 # What building the engine needs.
 BUILD_DEBS := build-essential python3-dev python3-venv libcurl4-openssl-dev zlib1g-dev
 # The Ruby SDK is a peer of the client comparison (the S3-vs-R2 article ran it).

@@ -57,17 +57,18 @@ def curl_build_flags() -> dict[str, list[str]]:
     return flags
 
 
-def curl_extension(name: str, *, numpy_api: bool) -> Extension:
-    """One of objperf's extensions, built against libcurl (and zlib) with the engine's helpers."""
+def curl_extension(module: str, *, numpy_api: bool) -> Extension:
+    """One of objperf's extensions (``objperf._engine.core``, ``objperf._curl.exchange``), built against libcurl
+    (and zlib) with the helpers in ``objperf/_curl``."""
     flags = curl_build_flags()
     macros = [("CURL_DISABLE_TYPECHECK", "1")]
-    include_dirs = ["objperf/_engine", *flags["include_dirs"]]
+    include_dirs = ["objperf/_curl", *flags["include_dirs"]]
     if numpy_api:
         macros.append(("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"))
         include_dirs.insert(0, numpy.get_include())
     return Extension(
-        f"objperf._engine.{name}",
-        sources=[f"objperf/_engine/{name}.pyx"],
+        module,
+        sources=[module.replace(".", "/") + ".pyx"],
         include_dirs=include_dirs,
         library_dirs=flags["library_dirs"],
         libraries=[*flags["libraries"], "z"],
@@ -88,9 +89,9 @@ def write_ring() -> None:
 
 
 def extensions() -> list[Extension]:
-    write_ring()  # the row ring's C side, from objperf/schema.py: one definition of the row layout
-    engine = curl_extension("core", numpy_api=True)
-    exchange = curl_extension("exchange", numpy_api=False)  # the control plane's one-at-a-time requests
+    write_ring()  # the row ring's C side, from objperf/core/schema.py: one definition of the row layout
+    engine = curl_extension("objperf._engine.core", numpy_api=True)
+    exchange = curl_extension("objperf._curl.exchange", numpy_api=False)  # one request at a time, no NumPy
     directives = {"boundscheck": False, "wraparound": False, "cdivision": True}
     return cythonize([engine, exchange], language_level=3, compiler_directives=directives)
 

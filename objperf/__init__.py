@@ -19,17 +19,17 @@ def load(path, columns=None, *, verify=True, **store):
     as the commands' target options do: ``endpoint=``, ``profile=``, ``region=``, ``ca_bundle=``, ..."""
     import contextlib
 
-    from objperf.dataset import load as _load
+    from objperf.dataset.directory import load as _load
 
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     remote = [p for p in paths if str(p).startswith("s3://")]
     if not remote:
         if store:
-            from objperf.errors import UsageError
+            from objperf.core.errors import UsageError
 
             raise UsageError(f"{', '.join(store)} name a store: give s3://BUCKET/PREFIX/ datasets to use them")
         return _load(path, columns, verify=verify)
-    from objperf.remote import pulled
+    from objperf.dataset.store_reader import pulled
 
     with contextlib.ExitStack() as stack:
         local = [stack.enter_context(pulled(str(p), store)) if str(p).startswith("s3://") else p for p in paths]
@@ -52,13 +52,13 @@ def __getattr__(name: str):
 
         return cost
     if name == "load_table":
-        from objperf.dataset import load_table
+        from objperf.dataset.directory import load_table
 
         return load_table
     if name in ("UsageError", "ObjperfError"):
-        import objperf.errors
+        import objperf.core.errors
 
-        return getattr(objperf.errors, name)
+        return getattr(objperf.core.errors, name)
     raise AttributeError(f"module 'objperf' has no attribute {name!r}")
 
 

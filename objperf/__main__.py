@@ -8,7 +8,8 @@ import sys
 
 from objperf import __version__
 from objperf.commands import ALIASES, COMMANDS
-from objperf.commands.common import EXIT_USAGE, exit_now
+from objperf.commands.common import exit_now
+from objperf.core.exits import EXIT_USAGE
 
 
 def usage() -> str:
@@ -19,7 +20,7 @@ def usage() -> str:
 
 
 def versions() -> str:
-    from objperf._engine.core import curl_versions
+    from objperf._curl.exchange import curl_versions
 
     found = curl_versions()
     return f"objperf {__version__}, libcurl {found['libcurl']}, TLS {found['tls']}"

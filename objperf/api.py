@@ -32,14 +32,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from objperf.errors import ObjperfError, UsageError
+from objperf.core.errors import ObjperfError, UsageError
 from objperf.options import CompareOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions
 from objperf.options.spec import build, help_text, options_of
 from objperf.run.control import Control, controlled
 from objperf.run.invocation import Invocation
 
 if TYPE_CHECKING:
-    from objperf.store_out import StoreOut
+    from objperf.dataset.store_prefix import StorePrefix
 
 __all__ = ["CompareOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run", "StudyOptions",
            "UsageError", "compare", "fetch", "local_server", "mixed", "put", "study", "study_figures"]
@@ -95,7 +95,7 @@ class Run:
         self.outcome: Any = None  # what the command gave: a RunResult, a study's steps, compare's runs
         self.error: BaseException | None = None
         self.elapsed_s, self.bytes, self.requests, self.failed = 0.0, 0, 0, 0
-        self.dataset: Path | StoreOut | None = None
+        self.dataset: Path | StorePrefix | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -140,11 +140,11 @@ class Run:
         if hasattr(outcome, "rows"):
             return outcome.rows
         if hasattr(outcome, "steps"):
-            from objperf.dataset import load
+            from objperf.dataset.directory import load
 
             return load(outcome.path)
         if outcome is None and self.dataset is not None:
-            from objperf.dataset import load
+            from objperf.dataset.directory import load
 
             return load(self.dataset)
         return outcome
@@ -161,12 +161,12 @@ class Run:
 
     @property
     def samples(self) -> dict:
-        """The NIC and CPU samples taken during the run (``objperf.dataset.load_samples``)."""
-        from objperf.dataset import load_samples
+        """The NIC and CPU samples taken during the run (``objperf.dataset.directory.load_samples``)."""
+        from objperf.dataset.directory import load_samples
 
         if self.dataset is None or isinstance(self.dataset, Path):
             return load_samples(self.dataset) if self.dataset else {}
-        from objperf.remote import pulled_with
+        from objperf.dataset.store_reader import pulled_with
 
         with pulled_with(self.dataset.url, self.dataset.settings) as path:  # a dataset in a store
             return load_samples(path)
@@ -217,7 +217,7 @@ def _run(command: str, workflow: Callable, options, background: bool, progress: 
         dataset = getattr(run.outcome, "dataset", None) or getattr(options, "out", None)
         if isinstance(dataset, (str, Path)):
             dataset = Path(dataset) if Path(dataset).is_dir() else None
-        run.dataset = dataset  # a directory, or a StoreOut (--out s3://…)
+        run.dataset = dataset  # a directory, or a StorePrefix (--out s3://…)
 
     if background:
         run._thread = threading.Thread(target=body, name=f"objperf-{command}", daemon=True)
@@ -321,8 +321,8 @@ def report(paths: str | Path | list[str | Path], out: str | Path = "report.html"
     with noise verdicts), bundles or ``s3://BUCKET/PREFIX/`` datasets (in the store ``store`` names: endpoint,
     region, profile, … as ``objperf.load`` takes them): the summary, environment, breakdowns, errors and
     interactive figures.  Written to ``out``; its path.  ``objperf report PATH… -o FILE.html`` calls it."""
-    from objperf.extras import require
-    from objperf.remote import pulled
+    from objperf.core.extras import require
+    from objperf.dataset.store_reader import pulled
     from objperf.report import build_report
     from objperf.report.material import label_of
 

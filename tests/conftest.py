@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from objperf.plan.payload import payload, payload_parts
+from objperf._engine.payload import payload, payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 
@@ -27,7 +27,7 @@ collect_ignore = [] if os.environ.get("OBJPERF_COMPAT") else ["compat"]
 # Runs given no --out keep their datasets under runs/: for the tests, a scratch directory of their own, removed
 # when the session ends (and, should the session be killed, by the next objperf: it names its owner).
 if "OBJPERF_RUNS" not in os.environ:
-    from objperf import scratch
+    from objperf.core import scratch
 
     _RUNS = scratch.make("test-runs")
     os.environ["OBJPERF_RUNS"] = str(_RUNS)

@@ -77,7 +77,7 @@ def test_a_cut_request_is_a_failure_only_once_an_error_status_arrived():
 
     from objperf.analysis.stats import cut_rows
     from objperf.analysis.summary import summarize
-    from objperf.schema import CUT_CURL_CODE
+    from objperf.core.schema import CUT_CURL_CODE
 
     # Cut before any answer, cut mid-body of a 206, cut mid-body of a 503; then a finished 206.
     cols = {"status": np.array([0, 206, 503, 206], np.int16),
@@ -150,7 +150,7 @@ def test_a_summary_counted_a_group_of_rows_at_a_time_is_the_summary_of_all_of_th
     import math
 
     from objperf.analysis.summary import Tally, summarize
-    from objperf.schema import CUT_CURL_CODE, OP, empty_columns
+    from objperf.core.schema import CUT_CURL_CODE, OP, empty_columns
 
     rng = np.random.default_rng(7)
     n = 5000
@@ -199,7 +199,7 @@ def test_saved_rows_from_two_servers_are_summarized_by_server():
     """Rows loaded from a dataset carry addresses as text, not the engine's bytes: ``objperf analyze`` of a
     run spread over two servers failed on them."""
     from objperf.analysis.summary import summarize
-    from objperf.schema import empty_columns
+    from objperf.core.schema import empty_columns
 
     cols = empty_columns(4)
     cols["status"][:] = 206

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import api, load
-from objperf.dataset import read_manifest
+from objperf.dataset.directory import read_manifest
 
 MIB = 1 << 20
 COMMANDS = ("fetch", "put", "mixed", "study", "compare", "bench")

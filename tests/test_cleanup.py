@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from objperf import scratch
+from objperf.core import scratch
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import RANGE, run_cli
 from objperf import load
-from objperf.dataset import read_manifest
+from objperf.dataset.directory import read_manifest
 
 pytest.importorskip("distributed")
 
@@ -108,7 +108,7 @@ def test_no_host_is_called_lost_while_the_client_refreshes_its_view_of_the_clust
 
 def test_a_worker_with_another_objperf_version_is_refused(monkeypatch):
     import objperf.cluster.connect as connect
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     monkeypatch.setattr(connect, "__version__", "0.0.0-driver")
     with pytest.raises(UsageError, match="runs objperf .* this driver 0.0.0-driver"):
@@ -235,10 +235,10 @@ def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, t
     whole ready timeout (300 s) before.  A run that never started leaves a dataset's store prefix empty."""
     from objperf.cluster.connect import open_cluster, workers_present
     from objperf.cluster.runner import run_on_cluster
-    from objperf.errors import RunFailed
+    from objperf.core.errors import RunFailed
+    from objperf.dataset.store_prefix import StorePrefix
     from objperf.plan.reads import ReadWorkload
     from objperf.run.jobs import ReadSource, read_job
-    from objperf.store_out import StoreOut
 
     job = functools.partial(read_job, ReadSource(f"s3://{store.bucket}/data/odd.bin", store.server.settings()),
                             ReadWorkload(concurrency=2, threads=1, range_size=RANGE, duration=2.0))
@@ -251,7 +251,7 @@ def test_a_host_killed_before_the_start_ends_the_wait_at_once_naming_it(store, t
             time.sleep(0.1)
         started = time.monotonic()
         out = tmp_path / "run" if into == "directory" else \
-            StoreOut.parse(f"s3://{store.bucket}/never-started/", store.server.settings()).check_new()
+            StorePrefix.parse(f"s3://{store.bucket}/never-started/", store.server.settings()).check_new()
         with pytest.raises(RunFailed, match=f"{victim.label} .*left the cluster before the run could start"):
             run_on_cluster(cluster, job, kind="read", out=out, target={}, workload={}, say=print)
         assert time.monotonic() - started < 30

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import RANGE, run_cli
 from objperf import load
-from objperf.dataset import MANIFEST, DatasetError, read_manifest
+from objperf.dataset.directory import MANIFEST, DatasetError, read_manifest
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.reads import run_read
@@ -182,7 +182,7 @@ def test_a_packed_run_loads_as_the_directory_does(runs, tmp_path, name):
     assert proc.returncode == 0, proc.stderr
     packed, directory = load(bundle), load(runs["read2"].dataset)
     assert packed.equals(directory) and packed.attrs["manifest"] == directory.attrs["manifest"]
-    from objperf.dataset import load_samples
+    from objperf.dataset.directory import load_samples
 
     assert set(load_samples(bundle)) == set(load_samples(runs["read2"].dataset))
 
@@ -212,8 +212,8 @@ def test_pack_bad_input_is_one_line(runs, tmp_path):
 def test_a_row_read_back_from_a_dataset_is_the_row_the_engine_made():
     import numpy as np
 
-    from objperf.dataset import engine_columns, rows_to_table
-    from objperf.schema import OP, empty_columns
+    from objperf.core.schema import OP, empty_columns
+    from objperf.dataset.directory import engine_columns, rows_to_table
 
     cols = empty_columns(4)
     cols["op"][:] = [OP["GET"], OP["UPLOAD_PART"], OP["DELETE"], OP["GET"]]
@@ -237,7 +237,7 @@ def test_a_row_read_back_from_a_dataset_is_the_row_the_engine_made():
 def test_a_run_with_a_dataset_lets_its_rows_go_and_its_summary_counts_them_all(store, tmp_path):
     """A run of hours must not hold hours of rows in memory: once written, rows are let go.  The summary
     reads them back from the dataset, and ``rows`` gives every one of them."""
-    from objperf.schema import first_byte_requests, ok_requests
+    from objperf.core.schema import first_byte_requests, ok_requests
 
     out = tmp_path / "long"
     result = read_run(store, out, concurrency=4, seconds=2.5)
@@ -255,7 +255,7 @@ def test_arrow_columns_come_back_as_numpy_whatever_their_chunks_and_offsets():
     import numpy as np
     import pyarrow as pa
 
-    from objperf import arrow
+    from objperf.dataset import arrow
 
     flags = np.array([True, False, True, True, False, False, True, True, False, True, True])
     numbers = np.arange(11, dtype=np.int64) * 3
@@ -275,7 +275,7 @@ def test_parts_are_compacted_a_row_group_at_a_time_in_order_and_in_one_schema(tm
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from objperf import dataset
+    from objperf.dataset import directory as dataset
 
     monkeypatch.setattr(dataset, "ROW_GROUP_ROWS", 10)
     writer = dataset.DatasetWriter(tmp_path / "d", {"run_id": "r"})

@@ -1,5 +1,5 @@
 """The engine's door: a configuration and a feed made and checked in Python and handed over whole, the row
-ring's C side generated from objperf.schema, and a teardown that calls no Python from __dealloc__."""
+ring's C side generated from objperf.core.schema, and a teardown that calls no Python from __dealloc__."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from objperf._engine import ringgen
 from objperf._engine.config import EngineConfig, JobQueue, ReadPlan, plan_engine, queue_engine
 from objperf._engine.core import Engine
-from objperf.schema import ENGINE_COLUMNS
+from objperf.core.schema import ENGINE_COLUMNS
 
 
 def test_the_compiled_ring_is_the_one_the_schema_makes():

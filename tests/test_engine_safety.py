@@ -15,8 +15,8 @@ import zlib
 import pytest
 
 from conftest import RANGE, Trickle
-from objperf.errors import EngineError, ObjperfError
-from objperf.schema import CUT_CURL_CODE, OP_GET
+from objperf.core.errors import EngineError, ObjperfError
+from objperf.core.schema import CUT_CURL_CODE, OP_GET
 
 # libcurl refuses a string option longer than this (CURL_MAX_INPUT_LENGTH) with CURLE_BAD_FUNCTION_ARGUMENT.
 CURL_MAX_INPUT_LENGTH = 8_000_000
@@ -223,7 +223,7 @@ def test_the_drive_loop_raises_an_engine_fault_and_marks_the_dataset_failed(stor
 
 
 def test_the_control_plane_checks_every_option_it_sets():
-    from objperf._engine.exchange import Exchange
+    from objperf._curl.exchange import Exchange
 
     with pytest.raises(EngineError) as caught:
         Exchange().request("GET", "http://127.0.0.1:9/" + "a" * CURL_MAX_INPUT_LENGTH)
@@ -294,7 +294,7 @@ def test_an_unreachable_endpoint_on_a_port_with_404_in_it_is_unreachable_not_a_m
 
 
 def test_errors_are_classified_by_their_codes_not_their_words():
-    from objperf.errors import BucketNotFound, CredentialsError, NotFound, TargetError, Unreachable, classify
+    from objperf.core.errors import BucketNotFound, CredentialsError, NotFound, TargetError, Unreachable, classify
 
     assert isinstance(classify("port 4040", code=7), Unreachable)
     assert isinstance(classify("NoSuchKey 404", status=500, s3_error="InternalError"), TargetError)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from objperf.extras import EXTRAS
+from objperf.core.extras import EXTRAS
 
 pytestmark = pytest.mark.timeout(120)
 

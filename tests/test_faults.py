@@ -19,7 +19,7 @@ import pytest
 
 from conftest import run_cli, wait_until
 from objperf import load
-from objperf.plan.payload import payload_parts
+from objperf._engine.payload import payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TRICKLE_SIZE, Trickle, run_cli
 from objperf import load
-from objperf.schema import CUT_CURL_CODE
+from objperf.core.schema import CUT_CURL_CODE
 
 FETCH = "objperf.fetch"
 

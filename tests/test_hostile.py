@@ -17,7 +17,7 @@ from hostile import HostileS3, wait_for
 
 from conftest import run_cli
 from objperf import load
-from objperf.errors import TargetError
+from objperf.core.errors import TargetError
 from objperf.run.sinkpath import confined_path
 from objperf.s3.client import S3Client
 from objperf.s3.settings import S3Settings
@@ -432,7 +432,7 @@ def test_both_planes_judge_a_certificate_by_the_engines_rule(tmp_path, monkeypat
     """The control plane's requests go over libcurl whichever plane signs them, so a certificate is judged by
     the rule that judges every GET: never refused for the control plane and taken for the data (nor the
     reverse), and a refusal says libcurl's reason."""
-    from objperf.errors import Unreachable
+    from objperf.core.errors import Unreachable
 
     cert, key, ca = subject_only_certificate(tmp_path)
     (tmp_path / "other").mkdir()
@@ -530,13 +530,13 @@ def _cleanup(client: S3Client, s3: HostileS3, _) -> None:
 
 
 def _pull(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
-    from objperf.remote import pull
+    from objperf.dataset.store_reader import pull
 
     pull(f"s3://{s3.bucket}/ds/", client.settings, tmp_path / "pulled")
 
 
 def _push(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
-    from objperf.remote import push
+    from objperf.dataset.store_reader import push
 
     push(tmp_path / "ds", f"s3://{s3.bucket}/shared/", client.settings)
 
@@ -545,7 +545,7 @@ def _push(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
                                         ("put-trickle", _push)])
 def test_a_trickled_botocore_answer_ends_at_the_control_timeout(small_dataset, tmp_path, monkeypatch, mode, call):
     """1 byte every 2 s keeps every read alive: the call's whole time is what is bounded."""
-    from objperf.errors import Unreachable
+    from objperf.core.errors import Unreachable
 
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
@@ -574,7 +574,7 @@ def test_botocore_calls_still_read_whole_answers_and_objects_within_the_callers_
 
 
 def objperf_load_pulled(s3: HostileS3, tmp_path: Path):
-    from objperf.remote import pull
+    from objperf.dataset.store_reader import pull
 
     return load(pull(f"s3://{s3.bucket}/ds/", settings_for(s3), tmp_path / "back"))
 

@@ -12,7 +12,7 @@ from test_hostile import env, put_args
 
 from conftest import run_cli
 from objperf import load
-from objperf.dataset import read_manifest
+from objperf.dataset.directory import read_manifest
 
 pytestmark = pytest.mark.timeout(120)
 OBJECT = {"data/obj.bin": 4 << 20}
@@ -59,7 +59,7 @@ def test_a_summary_counts_no_byte_of_a_failed_row_whatever_the_row_says():
     import numpy as np
 
     from objperf.analysis.summary import summarize
-    from objperf.schema import OP_GET, OP_UPLOAD_PART
+    from objperf.core.schema import OP_GET, OP_UPLOAD_PART
 
     n = 6
     cols = {"op": np.array([OP_GET] * 3 + [OP_UPLOAD_PART] * 3, dtype=np.int8),
@@ -111,7 +111,7 @@ def test_a_size_no_object_can_have_is_one_line_before_any_get(tmp_path, url):
 
 def test_an_error_line_is_shortened_not_printed_whole(tmp_path):
     """Error lines were never shortened: a 70 KB key was printed whole."""
-    from objperf.sanitize import ERROR_LINE_CHARS
+    from objperf.core.sanitize import ERROR_LINE_CHARS
 
     dataset = "data/sample/read-concurrency"
     done = run_cli("objperf", "analyze", dataset, "--window", "\x1b[2J" + "k" * 70_000 + "-tail")
@@ -154,7 +154,7 @@ def test_an_answer_that_is_no_http_is_not_said_to_be_an_endpoint_out_of_reach(tm
 @pytest.mark.parametrize("code", [8, 18, 27, 52, 55, 56, 61, 63])
 def test_a_libcurl_code_of_a_wrong_answer_or_of_this_side_never_reads_as_out_of_reach(code):
     """libcurl's code 27 (out of memory) read 'cannot reach endpoint'."""
-    from objperf.errors import unreachable
+    from objperf.core.errors import unreachable
 
     line = str(unreachable("http://127.0.0.1:9", "HEAD s3://b/k", code, "detail"))
     assert "cannot reach" not in line and "127.0.0.1:9" in line and "HEAD s3://b/k" in line

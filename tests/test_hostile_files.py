@@ -17,8 +17,8 @@ from test_imports import NEW_HEADER, stamp, warp_ops, write_warp
 
 from conftest import run_cli
 from objperf import load
-from objperf.bundle import pack
-from objperf.dataset import DatasetError, load_table, read_manifest
+from objperf.dataset.bundle import pack
+from objperf.dataset.directory import DatasetError, load_table, read_manifest
 from objperf.imports import bounded, warp
 
 pytestmark = pytest.mark.timeout(120)
@@ -91,9 +91,9 @@ def test_a_malformed_manifest_is_one_line(dataset, tmp_path, manifest_text):
 def test_a_bundle_member_expands_no_further_than_the_cap(dataset, tmp_path, monkeypatch):
     bundle = pack(dataset, tmp_path / "b.tar.gz")
     assert len(load(bundle)) == len(load(dataset))
-    import objperf.source
+    import objperf.dataset.source
 
-    monkeypatch.setattr(objperf.source, "MEMBER_MAX_BYTES", 1000)
+    monkeypatch.setattr(objperf.dataset.source, "MEMBER_MAX_BYTES", 1000)
     with pytest.raises(DatasetError, match="would expand to"):
         load(bundle)
 
@@ -311,17 +311,17 @@ def test_parts_declaring_more_rows_than_the_manifest_are_refused(dataset, tmp_pa
 
 
 def test_a_part_that_would_expand_past_its_bytes_is_refused(dataset, tmp_path, monkeypatch):
-    import objperf.source
+    import objperf.dataset.source
 
     crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 200_000, columns=("t_start", "bytes", "op")),
                         rows_said=200_000)
-    monkeypatch.setattr(objperf.source, "PART_EXPANDED_FLOOR", 1 << 20)
+    monkeypatch.setattr(objperf.dataset.source, "PART_EXPANDED_FLOOR", 1 << 20)
     with pytest.raises(DatasetError, match=r"would expand to .* GiB from"):
         load(crafted)
 
 
 def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
-    from objperf.dataset import load_samples
+    from objperf.dataset.directory import load_samples
 
     crafted = with_part(dataset, tmp_path, lambda p: write_bomb(p, 20_000_000, columns=("t_start",)),
                         subdir="samples/nic")
@@ -331,7 +331,7 @@ def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
 
 def test_real_parts_load_within_their_bounds(dataset):
     """objperf's own parts are far inside what a part may declare."""
-    from objperf.source import PART_ROWS_PER_BYTE, part_rows
+    from objperf.dataset.source import PART_ROWS_PER_BYTE, part_rows
 
     for part in (dataset / "requests").glob("part-*.parquet"):
         assert part_rows(part, dataset, part.name) <= part.stat().st_size * PART_ROWS_PER_BYTE / 4
@@ -362,7 +362,7 @@ def many_members_zip(path, count: int) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("kind", ["tar.xz", "tar", "zip"])
 def test_a_bundle_of_a_great_many_members_is_refused_in_a_line_and_bounded(tmp_path, kind):
-    from objperf.source import BUNDLE_MAX_MEMBERS
+    from objperf.dataset.source import BUNDLE_MAX_MEMBERS
 
     bundle = tmp_path / f"many.{kind}"
     count = BUNDLE_MAX_MEMBERS * 2 if kind == "tar.xz" else BUNDLE_MAX_MEMBERS + 1
@@ -396,7 +396,7 @@ def test_a_bundle_of_many_members_within_the_cap_still_opens(dataset, tmp_path):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from objperf.schema import COLUMNS  # noqa: E402
+from objperf.core.schema import COLUMNS  # noqa: E402
 
 MANIFEST_FIELDS = ["workload", "target", "summary", "status", "kind", "run_id", "started_utc", "ended_utc", "rows",
                    "hosts", "tables", "steps"]
@@ -476,7 +476,7 @@ def test_a_dataset_whose_directory_is_a_symlink_elsewhere_is_refused(dataset, tm
     shutil.copytree(copy / linked, elsewhere)
     shutil.rmtree(copy / linked)
     (copy / linked).symlink_to(elsewhere, target_is_directory=True)
-    from objperf.dataset import load_samples
+    from objperf.dataset.directory import load_samples
 
     readings = [lambda: load(copy), lambda: load(copy, verify=False)] if linked == "requests" else \
         [lambda: load_samples(copy)]
@@ -496,8 +496,8 @@ def test_of_writers_started_together_on_one_new_dataset_one_writes_and_the_other
     """Each found the place free (a run checks it before it starts); only one may then make it its own."""
     import threading
 
-    from objperf.dataset import DatasetWriter
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
+    from objperf.dataset.directory import DatasetWriter
 
     out = tmp_path / "out"
     if exists:

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.dataset import load_table, read_manifest
+from objperf.dataset.directory import load_table, read_manifest
 
 T0 = "2026-12-01T10:00:00.000000000Z"
 NEW_HEADER = "idx\tthread\top\tclient_id\tn_objects\tbytes\tendpoint\tfile\terror\tstart\tfirst_byte\tlast_byte\tend" \

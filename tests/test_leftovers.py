@@ -17,7 +17,7 @@ from hostile import wait_for
 from test_faults import weed_processes
 
 from conftest import run_cli
-from objperf import scratch
+from objperf.core import scratch
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -238,7 +238,7 @@ def test_an_answer_that_is_not_http_is_named_so(tmp_path):
 def test_a_start_gate_that_fails_ends_the_run_failed_with_its_reason(store, tmp_path):
     """A cluster host whose start never comes (the driver gone): the run ends 'failed' saying why, not with an
     AttributeError from a clock that never started."""
-    from objperf.errors import RunFailed
+    from objperf.core.errors import RunFailed
     from objperf.plan.reads import ReadWorkload
     from objperf.run.control import Control, controlled
     from objperf.run.reads import run_read

@@ -16,7 +16,7 @@ import pytest
 from objperf import api
 from objperf.commands import COMMANDS
 from objperf.commands.parser import options_parser, parse_options
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options import CompareOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions, build
 from objperf.options.spec import long_flag, options_of
 

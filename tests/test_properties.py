@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from objperf.errors import ObjperfError, TargetError, UsageError
+from objperf.core.errors import ObjperfError, TargetError, UsageError
+from objperf.core.sanitize import printable, redacted
+from objperf.core.sizes import parse_duration, parse_size
+from objperf.dataset.source import DatasetError, Source
 from objperf.imports import bounded, elbencho, warp
 from objperf.run.sinkpath import confined_path
 from objperf.s3.listing import MAX_OBJECT_BYTES, list_all, parse_page
-from objperf.sanitize import printable, redacted
-from objperf.sizes import parse_duration, parse_size
-from objperf.source import DatasetError, Source
 
 pytestmark = pytest.mark.timeout(300)
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

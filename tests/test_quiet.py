@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from objperf import scratch
 from objperf.commands.common import warnings_in_a_line
+from objperf.core import scratch
+from objperf.core.progress import LINES, Progress, phase, telling
 from objperf.plan.writes import WriteWorkload
-from objperf.progress import LINES, Progress, phase, telling
 from objperf.run.writes import run_write
 
 SILENCE_S = 5.0  # the promise: never longer than this without a line when piped

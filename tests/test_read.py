@@ -13,11 +13,11 @@ import pytest
 from conftest import RANGE, TRICKLE_SIZE, Trickle
 from objperf._engine.core import page_array
 from objperf.analysis.summary_text import format_summary
+from objperf.core.schema import CUT_CURL_CODE
 from objperf.plan.reads import ReadWorkload
 from objperf.run.reads import run_read
 from objperf.s3.client import S3Settings
 from objperf.s3.target import resolve_read_target
-from objperf.schema import CUT_CURL_CODE
 
 ENGINES = ["curl", "requests"]
 
@@ -272,14 +272,14 @@ def test_slots_are_spread_over_a_clusters_servers(store, threads):
 @pytest.mark.parametrize("servers, message", [(("127.0.0.1",), "bad --spread-to '127.0.0.1'"),
                                               (("[::1]:99999",), "bad --spread-to '[::1]:99999'")])
 def test_spread_to_wants_addresses_and_ports(servers, message):
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     with pytest.raises(UsageError, match=re.escape(message)):
         ReadWorkload(spread_to=servers).validate()
 
 
 def test_samples_back_the_byte_count(store, tmp_path):
-    from objperf.dataset import load_samples
+    from objperf.dataset.directory import load_samples
 
     target = resolve_read_target(f"s3://{store.bucket}/data/", store.server.settings())
     result = run_read(target, ReadWorkload(concurrency=3, threads=1, range_size=RANGE, duration=1.0),
@@ -338,7 +338,7 @@ def test_urls_change_under_a_running_engine(store):
 
 
 def test_a_run_whose_urls_cannot_be_signed_again_goes_on_and_says_so_once(store, monkeypatch, capsys):
-    from objperf.errors import CredentialsError
+    from objperf.core.errors import CredentialsError
 
     target = resolve_read_target(f"s3://{store.bucket}/data/even.bin", store.server.settings(), url_lifetime=6)
 

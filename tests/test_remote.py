@@ -12,7 +12,7 @@ import pytest
 
 import objperf
 from conftest import run_cli
-from objperf.source import DatasetError
+from objperf.dataset.source import DatasetError
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -135,15 +135,15 @@ def test_a_store_url_where_only_a_directory_will_do_is_refused(store, tmp_path):
 
 
 def test_a_store_that_will_not_take_the_manifest_is_one_line_before_any_request():
-    from objperf.errors import RunFailed
+    from objperf.core.errors import RunFailed
+    from objperf.dataset.store_prefix import StorePrefix
+    from objperf.dataset.store_writer import StoreWriter
     from objperf.s3.settings import S3Settings
     from objperf.servers.seaweed import free_port
-    from objperf.store_out import StoreOut
-    from objperf.store_writer import StoreWriter
 
     settings = S3Settings(endpoint=f"http://127.0.0.1:{free_port()}", credentials=("k", "s"), timeout=2)
     with pytest.raises(RunFailed, match=r"cannot begin the dataset at s3://b/p/: .*manifest\.json"):
-        StoreWriter(StoreOut.parse("s3://b/p/", settings), {"run_id": "x"})
+        StoreWriter(StorePrefix.parse("s3://b/p/", settings), {"run_id": "x"})
 
 
 def test_an_unfinished_dataset_in_the_store_is_read_from_its_listing_and_only_its_own_names(store, dataset,

@@ -120,7 +120,7 @@ def test_chromium_is_there():
 @pytest.mark.parametrize("kind", ["read run", "write run", "two runs", "bundle of a run"])
 def test_each_kind_of_run_report_opens_offline_and_shows_its_numbers(kind, runs, tmp_path):
     if kind == "bundle of a run":
-        from objperf.bundle import pack
+        from objperf.dataset.bundle import pack
 
         paths = [pack(runs["read"], tmp_path / "read.tar.gz")]
     else:
@@ -145,7 +145,7 @@ def test_each_kind_of_run_report_opens_offline_and_shows_its_numbers(kind, runs,
 def test_every_sample_study_opens_with_its_question_and_figures(tmp_path):
     """Every study of data/sample/ (and one of them as a bundle): its question, its figures beside the published
     values, its numbers, in a real browser."""
-    from objperf.bundle import pack
+    from objperf.dataset.bundle import pack
     from objperf.studies.listing import question
 
     pages = {name: report(SAMPLE / name, out=tmp_path / f"{name}.html") for name in STUDIES}
@@ -163,7 +163,7 @@ def test_every_sample_study_opens_with_its_question_and_figures(tmp_path):
 
 
 def test_a_study_has_an_interactive_figure_for_each_of_its_notebook_figures():
-    from objperf.dataset import load
+    from objperf.dataset.directory import load
     from objperf.plots.studies import FIGURES
     from objperf.report.study_charts import study_charts
     from objperf.studies.sweep import load_steps
@@ -191,7 +191,7 @@ def test_a_dataset_in_a_store_is_reported(store, tmp_path):
 
 def many_rows(n: int) -> pd.DataFrame:
     """``n`` rows made from a sample study's, one after another in time."""
-    from objperf.dataset import load
+    from objperf.dataset.directory import load
 
     rows = load(SAMPLE / "read-concurrency")
     copies = -(-n // len(rows))

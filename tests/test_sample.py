@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from objperf import load
-from objperf.schema import COLUMNS
+from objperf.core.schema import COLUMNS
 from objperf.studies.catalog import STUDIES
 from objperf.studies.sample import COMPARE
 from objperf.studies.sweep import STEP_RESULTS, load_steps

@@ -18,8 +18,8 @@ from objperf import load
 from objperf.analysis.scan import scan, scan_summary, timeline
 from objperf.analysis.sketch import RELATIVE_ACCURACY, Sketch, merged
 from objperf.analysis.summary import summarize
-from objperf.errors import UsageError
-from objperf.source import DatasetError
+from objperf.core.errors import UsageError
+from objperf.dataset.source import DatasetError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 STEPS = sorted((SAMPLE / "read-concurrency" / "steps").iterdir()) + sorted((SAMPLE / "mixed" / "steps").iterdir())
@@ -82,7 +82,7 @@ def test_a_run_summary_keeps_its_sketches_and_they_agree_with_its_percentiles():
 
 
 def test_a_scan_counts_what_loading_counts():
-    """The SQL rules for success, cut and failure are objperf.schema's: the same counts either way."""
+    """The SQL rules for success, cut and failure are objperf.core.schema's: the same counts either way."""
     found = scan(STEPS)
     assert len(found) == 1
     whole = load(STEPS)

@@ -4,7 +4,7 @@ never measured as if it were objperf's."""
 
 from __future__ import annotations
 
-from objperf.plan.payload import payload
+from objperf._engine.payload import payload
 from objperf.plan.writes import expected_bytes
 from objperf.run.seed import all_there, seed_objects
 

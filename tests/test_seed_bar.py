@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.run.seed import seed_places
 
 pytestmark = pytest.mark.timeout(180)
@@ -77,7 +77,7 @@ def more_than_free(where) -> str:
 
 def test_seeding_more_than_the_disk_holds_is_refused_before_a_byte_is_written(store, tmp_path):
     size = more_than_free(tmp_path)
-    from objperf.sizes import parse_size
+    from objperf.core.sizes import parse_size
 
     places = [(store.bucket, "room/too-big")]
     with pytest.raises(UsageError, match=r"needs .* on the disk of .* which has .* free"):

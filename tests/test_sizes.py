@@ -1,7 +1,7 @@
 import pytest
 
-from objperf.errors import UsageError
-from objperf.sizes import format_size, parse_duration, parse_size
+from objperf.core.errors import UsageError
+from objperf.core.sizes import format_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -37,7 +37,7 @@ def test_format_size():
 def test_payload_parts_join_up_into_the_payload():
     import numpy as np
 
-    from objperf.plan.payload import payload, payload_parts
+    from objperf._engine.payload import payload, payload_parts
 
     parts = list(payload_parts(10_000_003, seed=7, part_size=1 << 20))
     assert len(parts) == 10 and len(parts[-1]) == 10_000_003 - 9 * (1 << 20)

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.dataset import load_samples
+from objperf.dataset.directory import load_samples
 from objperf.studies.sweep import load_steps
 
 GRIDS = {
@@ -274,7 +274,7 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
 
     from objperf import api
     from objperf.commands.analyze import main as analyze
-    from objperf.dataset import read_manifest
+    from objperf.dataset.directory import read_manifest
     from objperf.plots.studies import FIGURES, study_context
 
     drawn = api.study_figures(SAMPLE / name, tmp_path / "api")
@@ -329,7 +329,7 @@ def test_a_step_that_measured_nothing_says_why_on_its_row(tmp_path):
 
 
 def test_a_step_that_failed_ends_the_study_and_the_table_says_so(tmp_path):
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
     from objperf.studies.sweep import Step, run_sweep
     from objperf.studies.table import step_table, study_summary
 

@@ -12,7 +12,7 @@ from test_write import no_open_uploads
 
 from conftest import RANGE, run_cli
 from objperf import load
-from objperf.dataset import read_manifest
+from objperf.dataset.directory import read_manifest
 from objperf.plan.reads import ReadWorkload
 from objperf.run.reads import run_read
 from objperf.s3.client import S3Client

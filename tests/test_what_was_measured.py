@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.dataset import read_manifest
+from objperf.dataset.directory import read_manifest
 
 MIB = 1 << 20
 WRITES = ("PUT", "UPLOAD_PART")

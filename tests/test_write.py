@@ -13,9 +13,9 @@ import pytest
 
 from conftest import run_cli, wait_until
 from objperf import load
+from objperf.core.schema import CUT_CURL_CODE
 from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
 from objperf.run.writes import run_mixed, run_write
-from objperf.schema import CUT_CURL_CODE
 
 MIB = 1 << 20
 
@@ -216,7 +216,7 @@ def test_seeding_writes_the_named_keys_in_every_bucket_byte_for_byte(store):
 
 
 def test_seeding_a_missing_bucket_fails_in_one_line(store):
-    from objperf.errors import BucketNotFound
+    from objperf.core.errors import BucketNotFound
     from objperf.run.seed import seed_objects
 
     with pytest.raises(BucketNotFound, match="does not exist"):
@@ -372,7 +372,7 @@ def test_interrupted_put_aborts_its_uploads(store, tmp_path):
 
 
 def test_a_url_lifetime_outside_sigv4s_range_is_refused_before_anything_is_sent(store):
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
     from objperf.s3.target import resolve_read_target
 
     with pytest.raises(UsageError, match="URL lifetime must be between 3s and 7 days"):

@@ -10,8 +10,7 @@ rings while the run goes, so no Python object is made per request.
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
 (a finished request's row), ``start.pxi`` (starting one), ``plan.pxi`` and ``queue.pxi`` (where the next
 request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
-``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``versions.pxi`` (libcurl's
-versions), ``ring.pxi`` (the row ring, generated from objperf/schema.py).  This file holds ``Engine``.
+``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``ring.pxi`` (the row ring, generated from objperf/core/schema.py).  This file holds ``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
 clean up the easy handles, then the multi handles (``Engine.close``).
@@ -34,11 +33,11 @@ import warnings
 
 import numpy as np
 
-from objperf._engine.curl cimport *
+from objperf._curl.curl cimport *
 from objperf._engine.config import EngineConfig, JobQueue, ReadPlan
 from objperf._engine.starting import stop_signals_deferred
-from objperf.errors import EngineError, RunFailed, describe_os_error
-from objperf.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
+from objperf.core.errors import EngineError, RunFailed, describe_os_error
+from objperf.core.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
 from objperf.plan.reads import SequentialPlan, range_count
 
 cnp.import_array()
@@ -54,7 +53,6 @@ include "loop.pxi"
 include "options.pxi"
 include "memory.pxi"
 include "payload.pxi"
-include "versions.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
@@ -65,7 +63,7 @@ JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int
 if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
         (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
          ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
-    raise ImportError("objperf.schema and the compiled engine disagree: rebuild the engine")
+    raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")
 
 
 cdef inline void check_easy(CURLcode code, str what) except *:

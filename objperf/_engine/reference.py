@@ -19,11 +19,11 @@ import numpy as np
 import requests
 import urllib3
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable
+from objperf.core.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 from objperf.plan.reads import SequentialPlan, range_count
 from objperf.s3.xml import element_text
-from objperf.sanitize import printable
-from objperf.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
 
 _CHUNK = 1 << 20
 CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23

@@ -1,5 +1,5 @@
 """Writes the engine's row ring (``ring.pxi``: the C struct and the function that points it into NumPy
-columns) from ``objperf.schema.ENGINE_COLUMNS``, so the row layout is defined once.  ``setup.py`` runs it
+columns) from ``objperf.core.schema.ENGINE_COLUMNS``, so the row layout is defined once.  ``setup.py`` runs it
 before Cython compiles the engine; ``python objperf/_engine/ringgen.py`` does it by hand.  It reads
 schema.py by path, so a build needs nothing of objperf installed."""
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCHEMA = HERE.parent / "schema.py"
+SCHEMA = HERE.parent / "core" / "schema.py"
 RING = HERE / "ring.pxi"
 C_TYPES = {"i1": "int8_t", "i2": "int16_t", "i4": "int32_t", "i8": "int64_t", "u1": "uint8_t", "u4": "uint32_t",
            "f8": "double", "b1": "uint8_t"}
@@ -32,7 +32,7 @@ def c_type(dtype) -> str:
 
 def ring_source(columns: dict) -> str:
     fields = [(C_NAMES.get(name, name), name, c_type(dtype)) for name, dtype in columns.items()]
-    lines = ["# Generated from objperf/schema.py's ENGINE_COLUMNS by objperf/_engine/ringgen.py: do not edit.",
+    lines = ["# Generated from objperf/core/schema.py's ENGINE_COLUMNS by objperf/_engine/ringgen.py: do not edit.",
              "", "ctypedef struct Ring:", "    int64_t cap", "    int64_t head", "    int64_t tail"]
     lines += [f"    {ctype} *{c_name}" for c_name, _, ctype in fields]
     lines += ["", "", "cdef dict make_ring(Ring *r, int capacity):",

@@ -154,7 +154,7 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     if ran:
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
     result = held_to_contract(s, result, code)
-    if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.schema
+    if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.core.schema
         if result != CURLE_OK or code >= 400 or code == 0:
             ts.errors += 1
     if wait_for_room(ts):

@@ -33,7 +33,7 @@ cdef enum:
 cdef int64_t GENERATION_DONE = (<int64_t>1) << 62
 
 
-include "ring.pxi"  # the row ring, generated from objperf/schema.py (ringgen.py)
+include "ring.pxi"  # the row ring, generated from objperf/core/schema.py (ringgen.py)
 
 
 ctypedef struct Shared:

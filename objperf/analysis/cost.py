@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 PRICES = Path(__file__).with_name("prices") / "prices.csv"
 GB = 1 << 30  # providers bill GB of 2^30 bytes

@@ -14,7 +14,7 @@ import pandas as pd
 
 from objperf.analysis.saved import SETTINGS, run_settings, summary_of, whole_run, with_settings
 from objperf.analysis.stats import failed_rows, steady_gbps, steady_window, throughput_timeline
-from objperf.jsontext import dumps
+from objperf.core.jsontext import dumps
 
 METRICS = ("gbps", "steady_gbps", "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p90", "ttfb_ms_p99", "error_rate",
            "client_cpu_s_per_gib")
@@ -77,7 +77,7 @@ def mismatches(runs: dict[str, pd.DataFrame]) -> list[str]:
 def load_runs(*datasets, labels: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """Datasets (paths or loaded frames) by their labels (``labels``, else each directory's name), in order;
     labels made unique."""
-    from objperf.dataset import load
+    from objperf.dataset.directory import load
 
     frames, names = [], []
     for i, data in enumerate(datasets):
@@ -96,7 +96,7 @@ def compare(*datasets, by: str | None = None, labels: list[str] | None = None) -
     change the runs' own per-second spread makes (in percent of the first).  ``df.attrs["mismatches"]`` lists
     the workload settings in which they differ."""
     if len(datasets) < 2:
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError("compare needs two or more datasets")
     return compare_runs(load_runs(*datasets, labels=labels), by=by)

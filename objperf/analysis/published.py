@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 PUBLISHED = Path(__file__).resolve().parent / "articles"
 TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means", "s3_vs_r2_setup")

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
-from objperf.errors import UsageError
-from objperf.schema import HTTP_VERSIONS, OP
+from objperf.core.errors import UsageError
+from objperf.core.schema import HTTP_VERSIONS, OP
 
 SETTINGS = ("concurrency", "range_size", "part_size", "object_size", "threads", "sink", "http_version")
 
@@ -34,7 +34,7 @@ def parse_window(text: str | None) -> tuple[float, float] | None:
     """``10s..50s`` (seconds from the first request's start; either end may be left out) → (start, end)."""
     if not text:
         return None
-    from objperf.sizes import parse_duration
+    from objperf.core.sizes import parse_duration
 
     start, sep, end = text.partition("..")
     if not sep:

@@ -1,7 +1,7 @@
 """Datasets too large to load, summarised where they lie: DuckDB scans the parquet parts (only the columns
 asked for, every core, within ``memory_limit``) and hands back per-group counts, sums and latency sketches
 (``objperf.analysis.sketch``): a billion rows become a few thousand numbers.  The rules that say which rows
-succeeded, were cut or failed are ``objperf.schema``'s, written as SQL here and held to them by a test."""
+succeeded, were cut or failed are ``objperf.core.schema``'s, written as SQL here and held to them by a test."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.analysis.summary import rate_figures
-from objperf.errors import UsageError
-from objperf.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, OP_GET, OPS, curl_error_text
+from objperf.core.errors import UsageError
+from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, OP_GET, OPS, curl_error_text
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
@@ -30,7 +30,7 @@ def parts(paths: Sequence[str | Path]) -> list[str]:
                              "unpack a bundle first")
         for part in sorted((path / "requests").glob("*.parquet")):
             if not part.resolve().is_relative_to(path.resolve()) or not part.resolve().is_file():
-                from objperf.source import DatasetError
+                from objperf.dataset.source import DatasetError
 
                 raise DatasetError(f"{path}: {part.name} is not a file of the dataset")
             found.append(str(part))
@@ -44,7 +44,7 @@ def _check_footers(paths: Sequence[str | Path], found: list[str]) -> None:
     a part of its size holds, and a dataset's parts no more rows than its manifest says."""
     import pyarrow.parquet as pq
 
-    from objperf.source import DatasetError, Source, check_rows, part_rows, row_schema_problem
+    from objperf.dataset.source import DatasetError, Source, check_rows, part_rows, row_schema_problem
 
     for part in found:
         if problem := row_schema_problem(pq.read_schema(part), f"requests/{Path(part).name}"):
@@ -66,7 +66,7 @@ def _listed(files: list[str]) -> str:
 
 
 def connect(memory_limit: str = "1GB", threads: int | None = None):
-    from objperf.extras import require
+    from objperf.core.extras import require
 
     require("duckdb", "analysing rows where they lie")
     import duckdb
@@ -90,8 +90,8 @@ def scanning(paths: Sequence[str | Path], memory_limit: str, threads: int | None
     the datasets."""
     import duckdb
 
-    from objperf.sanitize import printable
-    from objperf.source import DatasetError
+    from objperf.core.sanitize import printable
+    from objperf.dataset.source import DatasetError
 
     files = parts(paths)
     try:
@@ -181,7 +181,7 @@ def _scanned_by_setting(paths: Sequence[str | Path], by: str, memory_limit: str,
     """``scan``'s groups by a workload setting no row holds: each dataset scanned whole and put in the group
     of the value its manifest records; a group of several datasets spans from the first start to the last end."""
     from objperf.analysis.saved import SETTINGS, workload_settings
-    from objperf.dataset import read_manifest
+    from objperf.dataset.directory import read_manifest
 
     if by not in SETTINGS:
         raise UsageError(f"--by {by!r} is neither a column of the rows nor a workload setting "

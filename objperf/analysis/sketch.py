@@ -114,7 +114,7 @@ class Sketch:
                 raise ValueError
             return cls(accuracy, {int(k): int(c) for k, c in zip(keys, counts)}, zeros)
         except (KeyError, TypeError, ValueError):
-            from objperf.source import DatasetError
+            from objperf.dataset.source import DatasetError
 
             raise DatasetError("a latency sketch in the manifest is malformed") from None
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from objperf.schema import DIRECTIONS, OPS, cut_requests, failed_requests, first_byte_requests, ok_requests
+from objperf.core.schema import DIRECTIONS, OPS, cut_requests, failed_requests, first_byte_requests, ok_requests
 
 DIRECTION_OPS = {name: tuple(OPS[code] for code in codes) for name, codes in DIRECTIONS.items()}
 

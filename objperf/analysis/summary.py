@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from objperf.analysis.sketch import Sketch
-from objperf.schema import (
+from objperf.core.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
     HTTP_VERSIONS,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from objperf.analysis.summary import PER_GIB_FROM_BYTES, RTT_PERCENTILE
-from objperf.sanitize import printable
-from objperf.sizes import format_size
+from objperf.core.sanitize import printable
+from objperf.core.sizes import format_size
 
 GIB = 1 << 30
 

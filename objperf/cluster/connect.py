@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from objperf import __version__
-from objperf.errors import UsageError
-from objperf.progress import phase
+from objperf.core.errors import UsageError
+from objperf.core.progress import phase
 
 CONNECT_TIMEOUT_S = 5.0
 WAIT_FOR_TIMEOUT_S = 60.0

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from objperf import scratch
+from objperf.core import scratch
 
 DASK_LOG_ENV = "OBJPERF_DASK_LOG"
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")

@@ -8,8 +8,8 @@ import shutil
 import threading
 import time
 
-from objperf import scratch
-from objperf.errors import RunFailed
+from objperf.core import scratch
+from objperf.core.errors import RunFailed
 from objperf.run.control import Control, controlled
 
 READY_TIMEOUT_S = 300.0
@@ -46,7 +46,7 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
              store=None) -> dict:
     """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label`` under the run id the
     driver chose (so it can name what a lost host wrote); its status, summary and dataset files.  With
-    ``store`` (``objperf.store_out.StoreOut``, this host's) its rows go straight there as it flushes them,
+    ``store`` (``objperf.dataset.store_prefix.StorePrefix``, this host's) its rows go straight there as it flushes them,
     nothing is kept on this machine, and it hands back only its manifest: what it sent, with digests."""
     from distributed import Event, Variable, get_client
 

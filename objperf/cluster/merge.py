@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 
 from objperf.analysis.sketch import merged as merged_sketch
 from objperf.analysis.summary import GIB, percentiles
-from objperf.dataset import MANIFEST, ROWS_DIR, SAMPLES_DIR, DatasetWriter, load
-from objperf.schema import DIRECTIONS, OPS
+from objperf.core.schema import DIRECTIONS, OPS
+from objperf.dataset.directory import MANIFEST, ROWS_DIR, SAMPLES_DIR, DatasetWriter, load
 
 
 def write_hosts(writer: DatasetWriter, label: str, files: dict[str, bytes]) -> dict:
@@ -43,8 +43,8 @@ def cluster_rows(writer):
         with warnings.catch_warnings():  # the driver reads the dataset it is still writing: "did not finish" is moot
             warnings.simplefilter("ignore", UserWarning)
             return load(writer.path, columns=SUMMARY_COLUMNS)
-    from objperf.dataset import unified
-    from objperf.store_writer import read_parts
+    from objperf.dataset.directory import unified
+    from objperf.dataset.store_writer import read_parts
 
     names = {name: d for name, d in sorted(writer.files.items()) if name.startswith(ROWS_DIR + "/")}
     tables = [unified(table) for table in read_parts(writer.client, writer.out, names, SUMMARY_COLUMNS)]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from objperf.cluster.connect import Cluster, workers_present
 from objperf.cluster.host import READY_TIMEOUT_S, progress_name, ready_event, run_host
-from objperf.errors import ObjperfError, RunFailed
+from objperf.core.errors import ObjperfError, RunFailed
 from objperf.run.control import stop_requested
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.signals import cleaning_up
@@ -37,7 +37,7 @@ class ClusterResult:
 
     @cached_property
     def rows(self):
-        from objperf.dataset import load
+        from objperf.dataset.directory import load
 
         return load(self.dataset) if isinstance(self.dataset, Path) else self.dataset.load()
 
@@ -45,15 +45,15 @@ class ClusterResult:
 def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: dict, workload: dict,
                    say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None,
                    progress: Callable | None = None) -> ClusterResult:
-    """``job(out, index=i)`` on every host at once (``out`` a directory, or a ``StoreOut`` every host writes its
+    """``job(out, index=i)`` on every host at once (``out`` a directory, or a ``StorePrefix`` every host writes its
     parts into itself); ``on_lost(i, run_id)`` cleans up after a host that died
     (its open uploads, and what it wrote when asked to clean up); ``progress`` is told the hosts' counts summed
-    as they come (``objperf.progress.Progress``)."""
+    as they come (``objperf.core.progress.Progress``)."""
     from distributed import Event, Variable
 
     from objperf.cluster.merge import cluster_rows, cluster_summary, write_hosts
-    from objperf.dataset import DatasetWriter
-    from objperf.store_writer import StoreWriter, parts_left_by
+    from objperf.dataset.directory import DatasetWriter
+    from objperf.dataset.store_writer import StoreWriter, parts_left_by
 
     run_id = uuid.uuid4().hex[:16]
     names = {name: f"objperf-{run_id}-{name}" for name in ("ready", "start", "go", "stop")}
@@ -65,7 +65,7 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
     host_runs = [uuid.uuid4().hex[:16] for _ in hosts]
     for index in range(len(hosts)):  # read before a host publishes, a missing one would time out on the scheduler
         Variable(progress_name(names, index), client=client).set((0.0, 0, 0, 0))
-    store = out if not isinstance(out, (str, Path)) else None  # hosts write straight into it (StoreOut)
+    store = out if not isinstance(out, (str, Path)) else None  # hosts write straight into it (StorePrefix)
     writer = StoreWriter(store, manifest) if store else None  # its manifest says "running" before any request
     futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, host_runs[i],
                              store.for_host(i, host.label) if store else None,

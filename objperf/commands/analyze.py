@@ -78,8 +78,8 @@ def local_paths(args, prog: str) -> Iterator[list[str]]:
     if not any(path.startswith("s3://") for path in args.paths):
         yield list(args.paths)
         return
+    from objperf.dataset.store_reader import pulled_with
     from objperf.options.spec import build
-    from objperf.remote import pulled_with
 
     settings = build(TargetOptions, {name: getattr(args, name) for name in STORE_OPTIONS}, what=prog).s3_settings()
     with contextlib.ExitStack() as stack:
@@ -89,7 +89,7 @@ def local_paths(args, prog: str) -> Iterator[list[str]]:
 
 def analyze(args, invocation: Invocation) -> dict:
     from objperf.analysis.saved import grouped, parse_window, select, summary_of, whole_run
-    from objperf.dataset import load
+    from objperf.dataset.directory import load
 
     if args.figures:
         require_plots("--figures")
@@ -99,7 +99,7 @@ def analyze(args, invocation: Invocation) -> dict:
     df = load(args.paths if len(args.paths) > 1 else args.paths[0])
     selection = select(df, op=args.op, host=args.host, window=window)
     if selection.empty:
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError("no rows match the --op, --host and --window given")
     whole = len(args.paths) == 1 and len(selection) == len(df) and "manifest" in df.attrs \
@@ -134,8 +134,8 @@ SCAN_ABOVE = 50_000_000  # rows: more than this are analysed where they lie, not
 
 def _rows_said(paths: list[str]) -> int:
     """The rows the datasets' manifests say they hold (0 where one does not say)."""
-    from objperf.dataset import read_manifest
-    from objperf.errors import ObjperfError
+    from objperf.core.errors import ObjperfError
+    from objperf.dataset.directory import read_manifest
 
     total = 0
     for path in paths:
@@ -152,8 +152,8 @@ def scanned(args, invocation: Invocation) -> dict:
     import pandas as pd
 
     from objperf.analysis.scan import scan_summary_by
-    from objperf.errors import UsageError
-    from objperf.extras import require
+    from objperf.core.errors import UsageError
+    from objperf.core.extras import require
 
     require("duckdb", "--scan" if args.scan else f"analysing more than {SCAN_ABOVE:,} rows where they lie (--scan)")
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
@@ -179,7 +179,7 @@ def scanned(args, invocation: Invocation) -> dict:
 
 
 def require_plots(what: str) -> None:
-    from objperf.extras import require
+    from objperf.core.extras import require
 
     require("matplotlib", what)
     require("seaborn", what)
@@ -187,8 +187,8 @@ def require_plots(what: str) -> None:
 
 def report(outcome: dict, args, invocation: Invocation) -> int:
     from objperf.analysis.summary_text import format_summary
-    from objperf.jsontext import summary_json
-    from objperf.sanitize import printable_lines
+    from objperf.core.jsontext import summary_json
+    from objperf.core.sanitize import printable_lines
 
     groups = outcome.get("groups")
     if args.json or args.json_sketches:

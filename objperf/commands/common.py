@@ -10,17 +10,15 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from objperf.errors import ObjperfError
+from objperf.core.errors import ObjperfError
+from objperf.core.exits import EXIT_ERROR, EXIT_USAGE
+from objperf.core.sanitize import error_line
 from objperf.run.invocation import Invocation, progress_mode
 from objperf.run.signals import StopSignals, handled
-from objperf.sanitize import error_line
 
 # The commands do no linear algebra: OpenBLAS's thread pool would only cost start-up CPU.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run ended by SIGTERM exits 143 (128 + 15), as shells report it
 _stop = StopSignals()  # the stop signals of the command running in this process
 
 
@@ -103,7 +101,7 @@ def _run_body(prog: str, body: Callable[[], int]) -> int:
         print(f"{prog}: interrupted", file=sys.stderr)
         return interrupted_exit()
     except ImportError as exc:  # an extra's module, wherever it is imported: which extra to install, in one line
-        from objperf.extras import extra_missing
+        from objperf.core.extras import extra_missing
 
         if os.environ.get("OBJPERF_DEBUG") or not extra_missing(exc):
             raise
@@ -155,7 +153,7 @@ def command_main(prog: str, build_parser: Callable, execute: Callable, report: C
 def report(result, args, invocation: Invocation) -> int:
     """Print a run's summary (text or JSON), draw its figures, name its dataset; the exit code."""
     from objperf.analysis.summary_text import format_summary
-    from objperf.jsontext import summary_json
+    from objperf.core.jsontext import summary_json
     from objperf.run.outcome import left_open_text
 
     prog, say = invocation.prog, invocation.say

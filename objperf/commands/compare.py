@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(frame, options: CompareOptions, invocation: Invocation) -> int:
     from objperf.analysis.stats import client_means, timing_table
-    from objperf.sanitize import printable
+    from objperf.core.sanitize import printable
 
     runs = frame.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"})
     ok = runs[runs["ok"]]

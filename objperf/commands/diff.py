@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(args, invocation: Invocation):
     from objperf.analysis.diff import compare_runs, load_runs
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     if len(args.paths) < 2:
         raise UsageError("diff needs two or more datasets: BEFORE AFTER [MORE ...]")
@@ -54,7 +54,7 @@ def execute(args, invocation: Invocation):
 
 def report(table, args, invocation: Invocation) -> int:
     from objperf.analysis.diff import NOISY, as_json
-    from objperf.sanitize import printable_lines
+    from objperf.core.sanitize import printable_lines
 
     if args.json:
         print(as_json(table))

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args, invocation: Invocation) -> Path:
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     path = Path(args.file)
     if not path.is_file():
@@ -62,14 +62,14 @@ def import_elbencho_file(path: Path, out: str | Path) -> Path:
 
 
 def report(out: Path, args, invocation: Invocation) -> int:
-    from objperf.dataset import read_manifest
+    from objperf.dataset.directory import read_manifest
 
     manifest = read_manifest(out)
     what = f"{manifest['rows']:,} rows" if manifest.get("rows") else ", ".join(manifest.get("tables", []))
     if manifest.get("rows"):  # what objperf analyze of the dataset will say
         from objperf.analysis.saved import whole_run
         from objperf.analysis.summary_text import format_summary
-        from objperf.dataset import load
+        from objperf.dataset.directory import load
 
         print(format_summary(whole_run(load(out)), title=f"{args.tool} results from {args.file}"))
     invocation.say(f"{args.tool} results from {args.file} as dataset {out} ({what})")

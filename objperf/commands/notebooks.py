@@ -26,8 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def body() -> int:
-        from objperf.errors import UsageError
-        from objperf.extras import require
+        from objperf.core.errors import UsageError
+        from objperf.core.extras import require
 
         for module in ("nbformat", "nbclient", "ipykernel", "matplotlib", "seaborn"):
             require(module, "running the notebooks")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from objperf.bundle import pack
 from objperf.commands.common import command_main
 from objperf.commands.parser import new_parser
+from objperf.dataset.bundle import pack
 from objperf.run.invocation import Invocation
 
 PROG = "objperf pack"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import TypeVar
 
-from objperf.commands.common import EXIT_USAGE
-from objperf.errors import ObjperfError, UsageError
+from objperf.core.errors import ObjperfError, UsageError
+from objperf.core.exits import EXIT_USAGE
 from objperf.options.spec import help_text, long_flag, options_of
 
 T = TypeVar("T")

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(options: PushOptions, invocation: Invocation) -> int:
-    from objperf.remote import push
+    from objperf.dataset.store_reader import push
 
     return push(options.path, options.url, options.s3_settings(), say=invocation.say)
 

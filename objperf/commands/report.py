@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(args, invocation: Invocation):
     from objperf.commands.analyze import local_paths
-    from objperf.extras import require
+    from objperf.core.extras import require
     from objperf.report import build_report
     from objperf.report.material import label_of
     from objperf.report.page import writable
@@ -51,7 +51,7 @@ def execute(args, invocation: Invocation):
 
 
 def report(out, args, invocation: Invocation) -> int:
-    from objperf.sanitize import printable
+    from objperf.core.sanitize import printable
 
     size = out.stat().st_size
     invocation.say(f"report {printable(out)} ({size / (1 << 20):.1f} MiB): open it in a browser, no network needed")

@@ -7,8 +7,9 @@ smoke test."""
 
 from __future__ import annotations
 
-from objperf.commands.common import EXIT_ERROR, command_main, interrupted_exit
+from objperf.commands.common import command_main, interrupted_exit
 from objperf.commands.parser import options_parser
+from objperf.core.exits import EXIT_ERROR
 from objperf.options.study import StudyOptions
 from objperf.run.invocation import Invocation
 
@@ -55,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(outcome, options: StudyOptions, invocation: Invocation) -> int:
-    from objperf.dataset import read_manifest
-    from objperf.sanitize import printable_lines
+    from objperf.core.sanitize import printable_lines
+    from objperf.dataset.directory import read_manifest
     from objperf.studies.table import step_table, study_summary
 
     table = outcome.steps

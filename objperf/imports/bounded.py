@@ -14,8 +14,8 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from objperf.errors import UsageError
-from objperf.sanitize import printable, without_userinfo
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable, without_userinfo
 
 MAX_TEXT_BYTES = 4 << 30  # a warp file of about 20 M operations
 MAX_FIELD_BYTES = 1 << 20

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from objperf.dataset import DatasetWriter, unified
+from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, UNSAID
+from objperf.dataset.directory import DatasetWriter, unified
 from objperf.run.metadata import utc_now
-from objperf.schema import COLUMNS, ENGINE_COLUMNS, UNSAID
 
 TEXT = ("run_id", "host", "op", "bucket", "key", "s3_error", "remote_ip", "local_ip", "http_version", "etag")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable
 from objperf.imports import bounded
-from objperf.sanitize import printable
 
 MIB_GBPS = (1 << 20) * 8 / 1e9  # MiB/s → Gbps
 RESULTS_FIRST = "ISO date"

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable
 from objperf.imports import bounded
 from objperf.imports.dataset import rows_frame
-from objperf.sanitize import printable
 
 REQUIRED = ("op", "bytes", "error", "start", "end")
 OPS = {"STAT": "HEAD"}  # warp's names where objperf has its own; the others keep warp's

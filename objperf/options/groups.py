@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options.kinds import (
     BANDWIDTH,
     BUFFER_SIZE,
@@ -150,7 +150,7 @@ class ClusterOptions:
                 raise UsageError("--workers and --wait-for choose workers of a cluster: give --cluster or "
                                  "--local-cluster")
             return
-        from objperf.extras import require
+        from objperf.core.extras import require
 
         require("distributed", "a run on many hosts (--cluster, --local-cluster)")
         require("dask", "a run on many hosts (--cluster, --local-cluster)")
@@ -190,7 +190,7 @@ class OutputOptions:
     def check_output(self) -> None:
         """Figures need the plots extra: said before the run, not after it."""
         if self.figures:
-            from objperf.extras import require
+            from objperf.core.extras import require
 
             require("matplotlib", "--figures")
             require("seaborn", "--figures")

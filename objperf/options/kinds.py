@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from objperf.errors import UsageError
-from objperf.sizes import format_size, parse_duration, parse_size
+from objperf.core.errors import UsageError
+from objperf.core.sizes import format_size, parse_duration, parse_size
 
 
 @dataclass(frozen=True)

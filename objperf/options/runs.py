@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
 from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
 from objperf.options.spec import flag, option

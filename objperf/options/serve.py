@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options.kinds import COUNT, PATH
 from objperf.options.spec import option
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options.kinds import FLAG, TEXT, Kind
 
 SPEC = "objperf"  # the metadata key an option's Spec is kept under

@@ -22,10 +22,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from objperf._engine.payload import payload_parts
 from objperf.peers import clients
 from objperf.peers.clients import Measured, measure, tool
 from objperf.peers.tables import GIB, SMALL_SIZE, median
-from objperf.plan.payload import payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed, free_port
 
@@ -377,8 +377,8 @@ def bench_analysis(rows: int) -> str:
 
     from objperf import load
     from objperf.analysis.stats import concurrency_curve
-    from objperf.dataset import DatasetWriter, rows_to_table
-    from objperf.schema import empty_columns
+    from objperf.core.schema import empty_columns
+    from objperf.dataset.directory import DatasetWriter, rows_to_table
 
     grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
     with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:
@@ -421,7 +421,7 @@ def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> s
     worker's first byte arrived (preparing, the synchronized start, the first TTFB)."""
     import json
 
-    from objperf.dataset import load
+    from objperf.dataset.directory import load
 
     lines = [f"cluster: the same read on 1 and 2 local worker processes, {duration:.0f} s each, "
              f"{bench.concurrency} in flight per worker",

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.peers import clients
 
 PROG = "objperf compare"
@@ -246,7 +246,7 @@ def run_compare(targets: list[Target], names: list[str], *, size: int, repeat: i
     import pandas as pd
     import pyarrow as pa
 
-    from objperf.dataset import SAMPLES_DIR, DatasetWriter
+    from objperf.dataset.directory import SAMPLES_DIR, DatasetWriter
     from objperf.run.metadata import system_info, utc_now
     from objperf.run.sampler import Sampler
 

@@ -4,7 +4,7 @@ allocated before the first request."""
 
 from __future__ import annotations
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 MAX_CONCURRENCY = 1 << 24  # requests in flight: each a socket; the kernel's open-file limit is checked later
 MAX_THREADS = 1024

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import psutil
 
-from objperf.errors import UsageError
-from objperf.sizes import format_size
+from objperf.core.errors import UsageError
+from objperf.core.sizes import format_size
 
 # Beyond one socket per slot: epoll sets and eventfds, libcurl's idle connections, the
 # dataset's files, the server a run may start, and what imported modules hold open.

@@ -6,7 +6,7 @@ import re
 import socket
 from dataclasses import asdict, dataclass, replace
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from objperf.errors import UsageError
+from objperf._engine.payload import payload
+from objperf.core.errors import UsageError
 from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
-from objperf.plan.payload import payload
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
 from objperf.plan.threads import engine_threads, server_is_local
 from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime

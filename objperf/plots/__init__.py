@@ -4,7 +4,7 @@ only draw, in one style, with units on every axis."""
 
 from __future__ import annotations
 
-from objperf.extras import require
+from objperf.core.extras import require
 
 require("matplotlib", "drawing figures")
 require("seaborn", "drawing figures")
@@ -23,7 +23,7 @@ from objperf.analysis.stats import (  # noqa: E402
     measured_bytes,
     throughput_timeline,
 )
-from objperf.errors import UsageError  # noqa: E402
+from objperf.core.errors import UsageError  # noqa: E402
 
 STYLE = {"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False}
 SIZES = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from objperf.sanitize import printable
-from objperf.sizes import format_size
+from objperf.core.sanitize import printable
+from objperf.core.sizes import format_size
 
 
 def run_context(manifest: dict) -> str:
@@ -103,7 +103,7 @@ def draw_diff_figures(runs, directory: str | Path, *, table: pd.DataFrame | None
 
     runs = runs if isinstance(runs, dict) else load_runs(*runs)
     if len(runs) < 2:
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError("a comparison needs two or more datasets")
     Path(directory).mkdir(parents=True, exist_ok=True)

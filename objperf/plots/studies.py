@@ -12,8 +12,8 @@ import pandas as pd
 
 from objperf import plots
 from objperf.analysis.published import r2_figure
-from objperf.errors import UsageError
-from objperf.sanitize import printable
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable
 
 PUBLISHED = "published (R2)"
 
@@ -188,7 +188,7 @@ def study_context(manifest: dict) -> str:
 def draw_study_figures(path: str | Path, out_dir: str | Path) -> list[Path]:
     """The figures of the study in ``path`` (a study directory, or a bundle of one) as PNG files in
     ``out_dir``; the paths.  Drawn from its steps.parquet, and its rows where a figure needs them."""
-    from objperf.dataset import load, read_manifest
+    from objperf.dataset.directory import load, read_manifest
     from objperf.studies.sweep import load_steps
 
     manifest = read_manifest(path)

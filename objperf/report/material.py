@@ -36,14 +36,14 @@ def gather(paths: list[str | Path], labels: list[str] | None = None) -> Material
     """Load local datasets (directories or bundles) and summarise them as ``objperf analyze`` does: a single run
     whole, as it ended (``whole_run``); a study or several datasets from their rows."""
     from objperf.analysis.saved import summary_of, whole_run
-    from objperf.dataset import load, read_manifest
+    from objperf.dataset.directory import load, read_manifest
 
     paths = [str(p) for p in paths]
     labels = labels or [label_of(p) for p in paths]
     manifests = [read_manifest(p) for p in paths]  # a path that is no dataset says so before any row is read
     rows = load(paths if len(paths) > 1 else paths[0])
     if not len(rows):
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError(f"{', '.join(paths)}: no request rows to report")
     if len(paths) > 1:

@@ -68,7 +68,7 @@ def charts_of(material: Material) -> list[Chart]:
 def breakdowns(material: Material) -> str:
     """Per host, and per size (range, part, object) where the rows have more than one."""
     from objperf.analysis.saved import grouped
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     rows = material.rows
     parts = []
@@ -157,7 +157,7 @@ def _version() -> str:
 
 def render(material: Material) -> str:
     """The whole page, every script and style inlined."""
-    from objperf.extras import imported
+    from objperf.core.extras import imported
 
     imported("bokeh", "objperf report")
     from bokeh.embed import components
@@ -178,7 +178,7 @@ def render(material: Material) -> str:
 
 def writable(out: str | Path) -> Path:
     """``out`` as a path a report can be written to (its directory made), or one line saying why not."""
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     out = Path(out)
     if out.is_dir():
@@ -197,7 +197,7 @@ def writable(out: str | Path) -> Path:
 
 def build_report(paths: list[str | Path], out: str | Path, *, labels: list[str] | None = None) -> Path:
     """Write the report of the local datasets ``paths`` (runs, a study, bundles) to ``out``; its path."""
-    from objperf.errors import UsageError
+    from objperf.core.errors import UsageError
 
     out = writable(out)
     page = render(gather(paths, labels))

@@ -26,7 +26,7 @@ ONE_BOX_READS = ("load-generators", "read throughput", "any client with enough c
 
 
 def size_label(n: float) -> str:
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     return format_size(int(n)).replace(" ", "") if isinstance(n, (int, float)) and n == n else str(n)
 

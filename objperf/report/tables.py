@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from objperf.sanitize import printable
+from objperf.core.sanitize import printable
 
 
 def esc(value: object) -> str:
@@ -129,7 +129,7 @@ GROUP_COLUMNS = (("requests", "requests"), ("failed", "failed"), ("gbps", "Gbps"
 
 def group_table(groups: pd.DataFrame, by: str) -> str:
     """``objperf.analysis.saved.grouped``'s table: a line per value of ``by``, rates in Gbps and MiB/s."""
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     groups = groups.assign(mib_per_s=groups["gbps"] * 1e9 / 8 / (1 << 20))
     sized = by in ("range_size", "part_size", "object_size")

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from objperf.errors import EngineError, ObjperfError, RunFailed
-from objperf.progress import ambient_progress
+from objperf.core.errors import EngineError, ObjperfError, RunFailed
+from objperf.core.progress import ambient_progress
 from objperf.run.control import current, stop_requested
 from objperf.run.recorder import Recorder
 from objperf.run.signals import cleaning_up

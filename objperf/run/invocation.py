@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from objperf.errors import UsageError
-from objperf.progress import BAR, LINES, NONE, Listener, Progress, phase, telling
-from objperf.sanitize import printable
+from objperf.core.errors import UsageError
+from objperf.core.progress import BAR, LINES, NONE, Listener, Progress, phase, telling
+from objperf.core.sanitize import printable
 
 RUNS_DIR_ENV = "OBJPERF_RUNS"  # where runs go when no --out is given (default ./runs)
 
@@ -114,7 +114,7 @@ def resolve_out(options, name: str, *, store_ok: bool = False):
     """Where the run's dataset goes, settled before any server starts or object is seeded: ``out`` (a new or
     empty directory, checked now; with ``store_ok``, an empty ``s3://BUCKET/PREFIX/`` of the run's own store),
     else ``runs/<UTC time>-<name>``; nowhere (None) with ``no_save``."""
-    from objperf.layout import check_new_dataset
+    from objperf.dataset.layout import check_new_dataset
 
     if options.no_save:
         if options.out:
@@ -131,7 +131,7 @@ def resolve_out(options, name: str, *, store_ok: bool = False):
 
 def store_out(options):
     """``--out s3://…``: the dataset written straight into the run's own store, as whom the run reads it."""
-    from objperf.store_out import StoreOut
+    from objperf.dataset.store_prefix import StorePrefix
 
     if options.figures:
         raise UsageError("--figures draws into a directory: with --out s3://… draw them afterwards with "
@@ -139,7 +139,7 @@ def store_out(options):
     if not str(options.url or "").startswith("s3://"):
         raise UsageError("--out s3://… goes into the store the run measures: give the run its s3:// URL (the "
                          "embedded server goes away with the run; an http(s) URL names no store)")
-    return StoreOut.parse(options.out, options.s3_settings()).check_new()
+    return StorePrefix.parse(options.out, options.s3_settings()).check_new()
 
 
 def with_figures(result, options, invocation: Invocation):

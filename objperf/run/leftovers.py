@@ -1,6 +1,6 @@
 """What a killed or failed run of objperf can leave behind, found and removed: multipart uploads it opened
 in a store (its keys are named ``…objperf-RUN-NNNNN``, ``objperf.plan.writes.object_key``) and scratch
-directories on this machine (``objperf.scratch``)."""
+directories on this machine (``objperf.core.scratch``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from objperf.errors import ObjperfError
+from objperf.core.errors import ObjperfError
 from objperf.s3.client import S3Client, S3Settings
 
 OBJPERF_KEY = re.compile(r"(^|/)objperf-[0-9a-f]{8}-\d{5}$")

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from objperf import __version__
-from objperf._engine.core import curl_versions
+from objperf._curl.exchange import curl_versions
 
 
 def utc_now() -> str:

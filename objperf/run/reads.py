@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from objperf._engine.config import plan_engine
-from objperf.errors import UsageError
-from objperf.layout import check_new_dataset
+from objperf.core.errors import UsageError
+from objperf.dataset.layout import check_new_dataset
 from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
-from objperf.errors import RunFailed, describe_os_error
+from objperf.core.errors import RunFailed, describe_os_error
+from objperf.core.sanitize import redacted
+from objperf.core.schema import empty_columns, ok_requests
+from objperf.dataset.store_prefix import StorePrefix
 from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.outcome import failure
 from objperf.run.sampler import Sampler
-from objperf.sanitize import redacted
-from objperf.schema import empty_columns, ok_requests
-from objperf.store_out import StoreOut
 
 FLUSH_EVERY_S = 1.0
 # A run whose connections have all been refused (or not resolved) this many times in a row, with no
@@ -50,7 +50,7 @@ class RunResult:
     labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
     summary: dict
     manifest: dict
-    dataset: Path | StoreOut | None = None  # a directory, or a store (--out s3://…)
+    dataset: Path | StorePrefix | None = None  # a directory, or a store (--out s3://…)
     slot_buffers: list = field(default_factory=list, repr=False)
     rows_in_dataset: int = 0  # rows written to the dataset and let go from memory
     rows_let_go: int = 0  # rows counted into the summary and kept nowhere (no dataset, keep_rows False)
@@ -60,10 +60,10 @@ class RunResult:
         """The rows as a pandas DataFrame, in the dataset's schema: read from the dataset, with any rows
         it could not take (a full disk) after them.  A run that kept its rows nowhere says so: an empty
         frame would read as a run that made no request."""
-        from objperf.dataset import load, rows_to_table
+        from objperf.dataset.directory import load, rows_to_table
 
         if self.rows_let_go and not self.rows_in_dataset:
-            from objperf.errors import UsageError
+            from objperf.core.errors import UsageError
 
             raise UsageError(f"this run kept none of its {self.rows_let_go:,} rows (no_save): its summary holds "
                              "its figures; run it with a dataset (out=…) to have its rows")
@@ -74,7 +74,7 @@ class RunResult:
         if isinstance(self.dataset, Path):
             written = load(self.dataset, verify=False)  # just written: hashing every file again proves nothing
         else:
-            written = self.dataset.load()  # in a store (objperf.store_out)
+            written = self.dataset.load()  # in a store (objperf.dataset.store_prefix)
         if not len(held):
             return written
         import pandas as pd
@@ -100,11 +100,11 @@ class Recorder:
         self.out = out if not isinstance(out, (str, Path)) else Path(out) if out else None
         self.writer = None
         if isinstance(self.out, Path):
-            from objperf.dataset import DatasetWriter
+            from objperf.dataset.directory import DatasetWriter
 
             self.writer = DatasetWriter(out, self.manifest)
-        elif self.out is not None:  # straight into a store (objperf.store_out)
-            from objperf.store_writer import StoreWriter
+        elif self.out is not None:  # straight into a store (objperf.dataset.store_prefix)
+            from objperf.dataset.store_writer import StoreWriter
 
             self.writer = StoreWriter(self.out, self.manifest)
         self._chunks: list[dict[str, np.ndarray]] = []
@@ -198,8 +198,8 @@ class Recorder:
         if self.write_error is not None:
             self._hold(unflushed)
             return
-        from objperf import arrow
-        from objperf.dataset import SAMPLES_DIR, rows_to_table
+        from objperf.dataset import arrow
+        from objperf.dataset.directory import SAMPLES_DIR, rows_to_table
 
         written = not unflushed
         try:
@@ -225,7 +225,7 @@ class Recorder:
         columns it needs, each group let go once counted), and those held in memory."""
         tally = self._counted
         if self.writer and self.writer.rows:
-            from objperf.dataset import engine_columns
+            from objperf.dataset.directory import engine_columns
 
             try:
                 for group in self.writer.row_groups(list(SUMMARY_COLUMNS)):

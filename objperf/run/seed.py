@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from objperf.errors import RunFailed, UsageError
+from objperf.core.errors import RunFailed, UsageError
 from objperf.plan.writes import MAX_PARTS, PAYLOAD_PERIOD, WriteWorkload, expected_bytes
 from objperf.s3.client import S3Client
 from objperf.s3.settings import S3Settings
@@ -37,7 +37,7 @@ def seed_places(settings: S3Settings, places: Sequence[Place], size: int, *, cre
     and one bar (``progress(total_bytes)``, ``Invocation.seeding``) over all of them, however many.  A seed
     that does not fully land raises (``KeyboardInterrupt`` if it was stopped).  ``room``: where the store keeps
     what it is written (the embedded server's data), refused in one line first if its disk cannot hold it."""
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     blocks = [] if not places else cartesian_blocks(places)
     todo = [block for block in blocks if reseed or not all_there(settings, *block, size)]
@@ -128,7 +128,7 @@ def check_room(where: str | Path, needed: int, what: str) -> None:
     """Refuse, in one line and before a byte is written, what the disk holding ``where`` cannot take."""
     import shutil
 
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     usage = shutil.disk_usage(where)
     free = usage.free - int(usage.total * MIN_FREE_SHARE) - OVERHEAD
@@ -151,8 +151,8 @@ CONTENT_PROBE = 4096  # bytes compared at an object's start and end: objperf's p
 def all_there(settings: S3Settings, buckets: Sequence[str], keys: Sequence[str], size: int) -> bool:
     """Every object there at ``size`` bytes, and holding what objperf's seed writes at its start and end (so
     another tool's object of the same size under the same name is written again, not measured)."""
-    from objperf.errors import NotFound
-    from objperf.plan.payload import payload
+    from objperf._engine.payload import payload
+    from objperf.core.errors import NotFound
 
     client = S3Client(settings)
     period = max(min(size, PAYLOAD_PERIOD), 1)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from objperf.errors import TargetError
-from objperf.sanitize import printable
+from objperf.core.errors import TargetError
+from objperf.core.sanitize import printable
 
 
 def confined_path(base: str | Path, bucket: str, key: str, prefix: str = "") -> Path:

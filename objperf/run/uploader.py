@@ -15,15 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from objperf._engine.config import queue_engine
-from objperf.errors import ObjperfError
-from objperf.plan.limits import ensure_open_files
-from objperf.plan.reads import spread_entries
-from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key, write_targets
-from objperf.progress import phase
-from objperf.run.drive import drain_until_done
-from objperf.run.recorder import Recorder
-from objperf.s3.client import Attempt, S3Client
-from objperf.schema import (
+from objperf.core.errors import ObjperfError
+from objperf.core.progress import phase
+from objperf.core.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
     OP,
@@ -34,6 +28,12 @@ from objperf.schema import (
     empty_columns,
     ok_requests,
 )
+from objperf.plan.limits import ensure_open_files
+from objperf.plan.reads import spread_entries
+from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key, write_targets
+from objperf.run.drive import drain_until_done
+from objperf.run.recorder import Recorder
+from objperf.s3.client import Attempt, S3Client
 
 
 def control_row(op: str, key_index: int, outcome: Attempt, *, length: int = 0) -> dict[str, np.ndarray]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from objperf.errors import BucketNotFound, ObjperfError, UsageError
-from objperf.layout import check_new_dataset
+from objperf.core.errors import BucketNotFound, ObjperfError, UsageError
+from objperf.dataset.layout import check_new_dataset
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from objperf.errors import (
+from objperf.core.errors import (
     CURLE_COULDNT_CONNECT,
     CURLE_FILESIZE_EXCEEDED,
     CURLE_OPERATION_TIMEDOUT,

@@ -18,7 +18,7 @@ import socket
 import threading
 from collections.abc import Iterator
 
-from objperf.errors import CURLE_FILESIZE_EXCEEDED, CURLE_OPERATION_TIMEDOUT, TransferFailed
+from objperf.core.errors import CURLE_FILESIZE_EXCEEDED, CURLE_OPERATION_TIMEDOUT, TransferFailed
 from objperf.s3.settings import CONTROL_BODY_CAP
 
 CHUNK = 64 << 10

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 
-from objperf.errors import (
+from objperf.core.errors import (
     BucketNotFound,
     NotFound,
     ObjperfError,
@@ -46,9 +46,9 @@ def ip_literal_host(endpoint: str | None) -> str | None:
 def checked_upload(upload: dict, where: str) -> tuple[str, str]:
     """(key, upload id) of a listed upload, each no longer than S3 makes them: a page of long names after
     another would pile up to ``limit`` of them."""
+    from objperf.core.sanitize import printable
     from objperf.s3.light import UPLOAD_ID_MAX
     from objperf.s3.listing import MAX_KEY_BYTES
-    from objperf.sanitize import printable
 
     key, upload_id = upload["Key"], upload["UploadId"]
     if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES or len(upload_id) > UPLOAD_ID_MAX:

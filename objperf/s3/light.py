@@ -6,7 +6,7 @@ the answer cannot depend on anything botocore would look up — an explicit
 ``--endpoint`` with path-style addressing (what botocore's ``auto`` picks for
 any custom endpoint), keys from the environment or the embedded server or none
 at all, the region given, no proxy — this module does them with the standard
-library and kept libcurl handles (``objperf._engine.exchange``; one more for each call made
+library and kept libcurl handles (``objperf._curl.exchange``; one more for each call made
 at the same time, as a write run opens uploads ahead),
 and a command starts about 0.4 s sooner.  Anything else (profiles,
 AWS's own endpoints, virtual hosts, config files, listing, bucket set-up,
@@ -24,13 +24,13 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from objperf._engine.exchange import Exchange
-from objperf.errors import CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY, TransferFailed, refused, unreachable
+from objperf._curl.exchange import Exchange
+from objperf.core.errors import CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY, TransferFailed, refused, unreachable
+from objperf.core.sanitize import printable
+from objperf.core.schema import ok_requests
 from objperf.s3 import sigv4
 from objperf.s3.settings import CONNECT_TIMEOUT_S, CONTROL_BODY_CAP, CONTROL_TIMEOUT_S
 from objperf.s3.xml import element_text
-from objperf.sanitize import printable
-from objperf.schema import ok_requests
 
 DEFAULT_REGION = "us-east-1"
 UPLOAD_ID_MAX = 1024  # AWS's are about 150 characters

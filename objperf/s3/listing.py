@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from defusedxml import ElementTree
 
-from objperf.errors import TargetError
-from objperf.sanitize import printable
+from objperf.core.errors import TargetError
+from objperf.core.sanitize import printable
 
 LISTING_LIMIT = 100_000  # keys a read run takes from one prefix unless --keys N says otherwise
 PAGE_KEYS = 1000

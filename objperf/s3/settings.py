@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 PRESIGN_MAX_SECONDS = 7 * 24 * 3600
 CONTROL_TIMEOUT_S = 120.0  # completing a large upload can take a while

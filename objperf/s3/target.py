@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from objperf.errors import (
+from objperf.core.errors import (
     TLS_HINT,
     UNTRUSTED,
     NotFound,
@@ -22,9 +22,9 @@ from objperf.errors import (
     Unreachable,
     UsageError,
 )
+from objperf.core.sanitize import without_userinfo
 from objperf.s3.client import URL_LIFETIME_S, S3Client, S3Settings, check_url_lifetime
 from objperf.s3.listing import LISTING_LIMIT, held_to_object_size
-from objperf.sanitize import without_userinfo
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ def _http_size(url: str, safe: str, settings: S3Settings) -> int:
     """Content-Length from HEAD, else the total of ``Content-Range`` from a one-byte GET (a presigned
     GET URL cannot be HEADed).  Over libcurl, as the engine will fetch it: the same proxy, the same
     trust, and no HTTP library to import."""
-    from objperf._engine.exchange import Exchange
+    from objperf._curl.exchange import Exchange
 
     timeout = min(10.0, settings.timeout)
     exchange = Exchange(settings.trusted_cas, settings.verify_tls, settings.connect_timeout, timeout,

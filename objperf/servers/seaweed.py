@@ -19,8 +19,8 @@ from pathlib import Path
 
 import requests
 
-from objperf import scratch
-from objperf.errors import ObjperfError, ServerError
+from objperf.core import scratch
+from objperf.core.errors import ObjperfError, ServerError
 from objperf.s3.client import S3Client, S3Settings
 
 READY_TIMEOUT = 90.0
@@ -61,7 +61,7 @@ def weed_binary() -> str:
         return str(here)
     found = shutil.which("weed")
     if not found:
-        from objperf.extras import MissingExtra
+        from objperf.core.extras import MissingExtra
 
         raise MissingExtra("the embedded SeaweedFS (a run given no URL, objperf serve)", "local")
     return found

@@ -11,7 +11,7 @@ from functools import partial
 from urllib.parse import urlsplit
 
 from objperf.cluster.writes import abort_lost
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
@@ -383,12 +383,12 @@ def wan(ctx: StudyContext) -> list[Step]:
     from objperf.servers.delay import DelayRelay
 
     if ctx.cluster is not None:
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError("the wan study emulates distance on this machine: run it without --cluster")
     endpoint = urlsplit(ctx.settings.endpoint or ctx.client.endpoint)
     if endpoint.scheme == "https":
-        from objperf.errors import UsageError
+        from objperf.core.errors import UsageError
 
         raise UsageError("the wan study relays plain HTTP: over TLS the store's certificate names the store, not "
                          "the relay in front of it")

@@ -24,7 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from objperf.dataset import (
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import redacted
+from objperf.dataset.directory import (
     MANIFEST,
     ROWS_DIR,
     SAMPLES_DIR,
@@ -34,10 +36,8 @@ from objperf.dataset import (
     load_table,
     read_manifest,
 )
-from objperf.errors import UsageError
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
-from objperf.sanitize import redacted
 
 
 @dataclass
@@ -173,7 +173,7 @@ def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1,
     """Every step, ``repeat`` times, into ``out``; each step's line is its row of the study's table (the same
     results, ``studies.table.row_text``).  A step that ends interrupted or failed ends the study: its row says
     so, and the steps after it are not run."""
-    from objperf.errors import ObjperfError
+    from objperf.core.errors import ObjperfError
     from objperf.studies.table import row_text
 
     out = Path(out)
@@ -220,7 +220,7 @@ def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1,
 
 def step_label(values: dict) -> str:
     """A step's grid values in words: "part_size 8 MiB, concurrency 2"."""
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     return ", ".join(f"{k} {format_size(v) if k in SIZE_VALUES and isinstance(v, int) else v}"
                      for k, v in values.items())
@@ -335,5 +335,5 @@ def _write_json(path: Path, data: dict) -> None:
 
 def load_steps(path: str | Path) -> pd.DataFrame:
     """One row per step and repetition of a study (a directory, or a bundle ``objperf pack`` made): its grid
-    values and results, read as any dataset file is (``objperf.source``)."""
+    values and results, read as any dataset file is (``objperf.dataset.source``)."""
     return load_table(path, "steps")

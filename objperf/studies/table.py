@@ -75,7 +75,7 @@ def step_table(steps, width: int = 100, grid: Iterable[str] | None = None) -> st
     apply to its steps (a direction a study did not use is left out), units in the headers, and on each row
     why a figure is missing; ``width`` columns at most (the right-most results give way first, never the
     grid or the notes)."""
-    from objperf.sizes import format_size
+    from objperf.core.sizes import format_size
 
     grid = [c for c in steps.columns if c in set(grid)] if grid is not None else grid_columns(steps)
     rows = steps.to_dict("records")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from objperf.core.scratch import Orphan
 from objperf.options.cleanup import CleanupOptions
 from objperf.run.leftovers import Leftovers
-from objperf.scratch import Orphan
 
 
 @dataclass
@@ -27,7 +27,7 @@ def cleanup(options: CleanupOptions, *, where: str | Path | None = None) -> Clea
     """Look (and, unless ``options.dry_run``, clean) in the store ``options.url`` names, if any, and here."""
     import tempfile
 
-    from objperf import scratch
+    from objperf.core import scratch
     from objperf.run.leftovers import abort_uploads, find_uploads
     from objperf.s3.target import split_s3_url
 

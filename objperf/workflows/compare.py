@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.options.compare import CompareOptions
 from objperf.peers.compare import CLIENTS, Target, available, run_compare
 from objperf.run.invocation import Invocation, resolve_out

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from objperf.errors import ServerError, UsageError
+from objperf.core.errors import ServerError, UsageError
 from objperf.options.serve import HIGHEST_PORT, ServeOptions
 
 KEYS_FILE = "objperf-serve-keys.json"  # in a kept --dir: the same keys (and exports) each time it is served

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from objperf.errors import UsageError
-from objperf.layout import local_place
+from objperf.core.errors import UsageError
+from objperf.dataset.layout import local_place
 from objperf.options.kinds import COUNT, SIZE
 from objperf.options.study import WORKSPACE, StudyOptions
 from objperf.run.invocation import Invocation, default_out
@@ -130,7 +130,7 @@ def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocat
         for b in {bucket, *ctx.buckets}:
             for key, _ in ctx.client.list_keys(b, ctx.prefix):
                 ctx.client.delete_object(b, key)
-    from objperf.dataset import read_manifest
+    from objperf.dataset.directory import read_manifest
 
     return StudyOutcome(Path(out), read_manifest(out)["status"], load_steps(out))
 

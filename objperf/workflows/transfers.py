@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import functools
 
+from objperf.core.sizes import format_size
 from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
 from objperf.run.invocation import Invocation, resolve_out, with_figures
-from objperf.sizes import format_size
 
 EMBEDDED_BUCKET = "objperf"
 

@@ -75,7 +75,7 @@ class Server:
     def wait_s3(self) -> None:
         """Until a signed request is answered: a server that answers HTTP may not serve S3 yet (a gateway before
         the cluster behind it, a user not yet created).  The real signal, not a pause."""
-        from objperf.errors import ObjperfError
+        from objperf.core.errors import ObjperfError
         from objperf.s3.client import S3Client
 
         deadline = time.monotonic() + READY_TIMEOUT_S

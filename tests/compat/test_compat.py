@@ -15,10 +15,10 @@ from s3_servers import CephRGW, Moto, Rclone, SwiftS3, available, started
 
 from conftest import run_cli
 from objperf import load
+from objperf._engine.payload import payload, payload_parts
 from objperf.analysis.stats import failed_rows
-from objperf.dataset import read_manifest
-from objperf.errors import UsageError
-from objperf.plan.payload import payload, payload_parts
+from objperf.core.errors import UsageError
+from objperf.dataset.directory import read_manifest
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 

@@ -1,6 +1,6 @@
 """A dataset written straight into a store (``--out s3://BUCKET/PREFIX/``): where it goes, as whom, and for a
 cluster host the numbers its parts take so that no two hosts' names meet.  Free of pyarrow: a run that keeps
-no rows never loads it (``objperf.store_writer`` writes the files).
+no rows never loads it (``objperf.dataset.store_writer`` writes the files).
 
 Its layout is a dataset directory's, one object per file: ``manifest.json`` (written "running" before the first
 request, and whole at the end), ``requests/part-N.parquet`` and ``samples/KIND/part-N.parquet``.  A single run
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.s3.settings import S3Settings
 
 HOST_DIGITS = 4  # up to 10,000 hosts …
@@ -19,7 +19,7 @@ PART_DIGITS = 5  # … of up to 100,000 parts each (a part a second: 27 hours)
 
 
 @dataclass(frozen=True)
-class StoreOut:
+class StorePrefix:
     bucket: str
     prefix: str  # empty, or ending in "/"
     settings: S3Settings
@@ -27,8 +27,8 @@ class StoreOut:
     host_label: str | None = None
 
     @classmethod
-    def parse(cls, url: str, settings: S3Settings) -> StoreOut:
-        from objperf.remote import split_url
+    def parse(cls, url: str, settings: S3Settings) -> StorePrefix:
+        from objperf.dataset.store_reader import split_url
 
         bucket, prefix = split_url(url)
         return cls(bucket, prefix, settings)
@@ -40,7 +40,7 @@ class StoreOut:
     def __str__(self) -> str:
         return self.url
 
-    def for_host(self, index: int, label: str) -> StoreOut:
+    def for_host(self, index: int, label: str) -> StorePrefix:
         if not 0 <= index < 10 ** HOST_DIGITS:
             raise UsageError(f"a dataset in a store takes at most {10 ** HOST_DIGITS:,} hosts")
         return replace(self, host_index=index, host_label=label)
@@ -55,14 +55,14 @@ class StoreOut:
         return self.prefix + name
 
     def load(self, columns: list[str] | None = None):
-        """The dataset's rows as a DataFrame (``objperf.dataset.load``), brought from the store and checked."""
-        from objperf.dataset import load
-        from objperf.remote import pulled_with
+        """The dataset's rows as a DataFrame (``objperf.dataset.directory.load``), from the store, checked."""
+        from objperf.dataset.directory import load
+        from objperf.dataset.store_reader import pulled_with
 
         with pulled_with(self.url, self.settings) as path:
             return load(path, columns, verify=False)  # pull has checked every file against the manifest
 
-    def check_new(self) -> StoreOut:
+    def check_new(self) -> StorePrefix:
         """Refused in one line unless nothing is under the prefix yet (another run's dataset, a killed run's
         parts: nothing gets mixed), and the bucket is there."""
         from objperf.s3.client import S3Client

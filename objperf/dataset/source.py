@@ -24,11 +24,11 @@ import stat
 import weakref
 from pathlib import Path
 
-from objperf import scratch
-from objperf.errors import UsageError
-from objperf.layout import MANIFEST
-from objperf.sanitize import printable
-from objperf.schema import COLUMNS as ROW_COLUMN_NAMES
+from objperf.core import scratch
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import printable
+from objperf.core.schema import COLUMNS as ROW_COLUMN_NAMES
+from objperf.dataset.layout import MANIFEST
 
 MANIFEST_MAX_BYTES = 64 << 20
 MEMBER_MAX_BYTES = 8 << 30  # a bundle member (a parquet part) expands to at most this much on disk

@@ -13,9 +13,9 @@ def pack(path: str | Path, out: str | Path) -> Path:
     import tarfile
     import zipfile
 
-    from objperf.dataset import MANIFEST, Source
-    from objperf.errors import UsageError
-    from objperf.layout import local_place
+    from objperf.core.errors import UsageError
+    from objperf.dataset.directory import MANIFEST, Source
+    from objperf.dataset.layout import local_place
 
     path, out = Path(path), local_place(out)
     if not path.is_dir():

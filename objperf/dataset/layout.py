@@ -1,11 +1,11 @@
 """Where a dataset's files go, and the check that a new one starts in an empty place.  Free of pyarrow, so
-a run that keeps no rows never loads it (``objperf.dataset`` writes and reads the files)."""
+a run that keeps no rows never loads it (``objperf.dataset.directory`` writes and reads the files)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 MANIFEST = "manifest.json"
 ROWS_DIR = "requests"
@@ -15,7 +15,7 @@ SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
 def check_new_dataset(path):
     """``path`` as the place of a new dataset: refused in one line if it exists and is not an empty
     directory (another run's dataset, a killed run's parts, foreign files: nothing gets mixed)."""
-    if not isinstance(path, (str, Path)):  # a dataset in a store (objperf.store_out.StoreOut)
+    if not isinstance(path, (str, Path)):  # a dataset in a store (objperf.dataset.store_prefix.StorePrefix)
         return path.check_new() if path.host_index is None else path
     path = local_place(path)
     if path.exists() and not path.is_dir():

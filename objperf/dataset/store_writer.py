@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from objperf.errors import ObjperfError, RunFailed
-from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR
-from objperf.sanitize import redacted
-from objperf.store_out import HOST_DIGITS, PART_DIGITS, StoreOut
+from objperf.core.errors import ObjperfError, RunFailed
+from objperf.core.sanitize import redacted
+from objperf.dataset.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR
+from objperf.dataset.store_prefix import HOST_DIGITS, PART_DIGITS, StorePrefix
 
 
 class StoreWriteError(OSError):
@@ -31,8 +31,8 @@ class StoreWriter:
     """Writes one run's rows (or one cluster host's) under ``out``; a host's writer leaves the manifest to
     the driver and hands its files' sizes and digests back instead."""
 
-    def __init__(self, out: StoreOut, manifest: dict):
-        from objperf.dataset import FORMAT
+    def __init__(self, out: StorePrefix, manifest: dict):
+        from objperf.dataset.directory import FORMAT
         from objperf.s3.client import S3Client
 
         self.out = self.path = out
@@ -67,7 +67,7 @@ class StoreWriter:
     def remove_all(self) -> None:
         """A cluster run that failed to start: its manifest, and any part a host sent as it was stopped (the
         prefix was empty when the run began, so every file of the dataset's layout under it is the run's)."""
-        from objperf.source import DATA_NAME
+        from objperf.dataset.source import DATA_NAME
 
         try:
             for key, _ in self.client.list_keys(self.out.bucket, self.out.prefix):
@@ -104,7 +104,8 @@ class StoreWriter:
             self._write_manifest()
 
 
-def read_parts(client, out: StoreOut, files: dict[str, dict], columns: list[str] | None = None) -> Iterator[pa.Table]:
+def read_parts(client, out: StorePrefix, files: dict[str, dict],
+               columns: list[str] | None = None) -> Iterator[pa.Table]:
     """The parts ``files`` names (with the sizes and digests they were sent with), a row group at a time; a
     part that is not what was sent is refused, never read."""
     for name, expected in files.items():
@@ -119,12 +120,12 @@ def read_parts(client, out: StoreOut, files: dict[str, dict], columns: list[str]
                 yield parquet.read_row_group(group, columns=columns)
 
 
-def parts_left_by(client, host: StoreOut) -> dict[str, dict]:
+def parts_left_by(client, host: StorePrefix) -> dict[str, dict]:
     """The parts a cluster host sent before it died (and so could not say what it sent), found by listing and
     each read back, no further than its listed size, to be named with its digest."""
     import re
 
-    from objperf.remote import LISTED_PART_MAX_BYTES
+    from objperf.dataset.store_reader import LISTED_PART_MAX_BYTES
 
     number = f"{host.host_index:0{HOST_DIGITS}d}" + rf"\d{{{PART_DIGITS}}}"
     mine = re.compile(rf"({ROWS_DIR}|{SAMPLES_DIR}/[a-z0-9_]+)/part-{number}\.parquet")

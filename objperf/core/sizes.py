@@ -2,7 +2,7 @@
 
 import re
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 
 # KB, MB, GB and TB are binary, as the AWS CLI reads them (its multipart_chunksize "8MB" is 8 MiB): a user
 # copying a size from an AWS config gets the same bytes.

@@ -22,12 +22,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from objperf import arrow
-from objperf.errors import UsageError
-from objperf.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
-from objperf.sanitize import redacted
-from objperf.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
-from objperf.source import ROW_COLUMNS_NEEDED, DatasetError, Source, check_row_schema, check_rows
+from objperf.core.errors import UsageError
+from objperf.core.sanitize import redacted
+from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
+from objperf.dataset import arrow
+from objperf.dataset.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
+from objperf.dataset.source import ROW_COLUMNS_NEEDED, DatasetError, Source, check_row_schema, check_rows
 
 if TYPE_CHECKING:  # a run writes datasets without pandas: its import costs 0.2 s and 45 MiB at start-up
     import pandas as pd

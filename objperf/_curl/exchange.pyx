@@ -13,10 +13,12 @@ from cpython.exc cimport PyErr_CheckSignals
 
 import os
 
-from objperf._engine.curl cimport *
-from objperf.errors import EngineError, TransferFailed
+from objperf._curl.curl cimport *
+from objperf.core.errors import EngineError, TransferFailed
 
 curl_global_init(CURL_GLOBAL_DEFAULT)
+
+include "versions.pxi"
 
 
 cdef enum:

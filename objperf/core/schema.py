@@ -2,7 +2,7 @@
 code of a cut request, and which rows succeeded, were cut or failed.  The
 engine, the reference engine, the control plane, the summary, the analysis and
 the dataset writer all take them from here.  NumPy only: no compiled code, no
-pyarrow (``objperf.dataset.rows_to_table`` makes the Arrow table).
+pyarrow (``objperf.dataset.directory.rows_to_table`` makes the Arrow table).
 
 Phase times (``dns_s`` … ``total_s``) are libcurl's, cumulative from the start
 of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and

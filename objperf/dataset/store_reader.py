@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from objperf.errors import UsageError
+from objperf.core.errors import UsageError
 from objperf.s3.settings import CONTROL_BODY_CAP, S3Settings
 
 MANIFEST = "manifest.json"
@@ -28,8 +28,8 @@ def split_url(url: str) -> tuple[str, str]:
 
 def push(path: str | Path, url: str, settings: S3Settings, *, say: Callable[[str], None] | None = None) -> int:
     """Upload the dataset at ``path`` under ``url``; the number of files sent."""
+    from objperf.dataset.source import Source
     from objperf.s3.client import S3Client
-    from objperf.source import Source
 
     path = Path(path)
     if not (path / MANIFEST).is_file():
@@ -60,8 +60,8 @@ def _chunks(path: Path):
 
 def pull(url: str, settings: S3Settings, into: str | Path) -> Path:
     """The dataset under ``url`` copied into the new directory ``into``, checked whole; its path."""
+    from objperf.dataset.source import Source
     from objperf.s3.client import S3Client
-    from objperf.source import Source
 
     bucket, prefix = split_url(url)
     into = Path(into)
@@ -94,7 +94,7 @@ def pull(url: str, settings: S3Settings, into: str | Path) -> Path:
 def _listed_parts(client, bucket: str, prefix: str) -> dict[str, dict]:
     """The parts of an unfinished dataset, from the store's listing: only names of a dataset's own layout, each
     to be read no further than its listed size."""
-    from objperf.source import DATA_NAME
+    from objperf.dataset.source import DATA_NAME
 
     found = {}
     for folder in ("requests/", "samples/"):
@@ -122,7 +122,7 @@ def pulled(url: str, store: dict):
 def pulled_with(url: str, settings: S3Settings):
     import shutil
 
-    from objperf import scratch
+    from objperf.core import scratch
 
     where = scratch.make("pulled")
     try:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import errno
 
-from objperf.sanitize import printable, without_userinfo
+from objperf.core.sanitize import printable, without_userinfo
 
 # libcurl's codes that say something about the peer (curl/curl.h; stable since 7.x).
 CURLE_COULDNT_RESOLVE_HOST = 6
 CURLE_COULDNT_CONNECT = 7
-CURLE_WEIRD_SERVER_REPLY = 8  # objperf's code, too, for an answer S3 would not give (objperf.schema)
+CURLE_WEIRD_SERVER_REPLY = 8  # objperf's code, too, for an answer S3 would not give (objperf.core.schema)
 CURLE_OPERATION_TIMEDOUT = 28
 CURLE_ABORTED_BY_CALLBACK = 42
 CURLE_FILESIZE_EXCEEDED = 63
