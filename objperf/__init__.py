@@ -17,8 +17,6 @@ def load(path, columns=None, *, verify=True, **store):
     only those.  A list of datasets loads them into one frame (manifests in ``df.attrs["manifests"]``, by
     run_id).  ``verify`` checks every file against the manifest.  ``store`` names the store of s3:// datasets
     as the commands' target options do: ``endpoint=``, ``profile=``, ``region=``, ``ca_bundle=``, ..."""
-    import contextlib
-
     from objperf.dataset.directory import load as _load
 
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
@@ -29,10 +27,10 @@ def load(path, columns=None, *, verify=True, **store):
 
             raise UsageError(f"{', '.join(store)} name a store: give s3://BUCKET/PREFIX/ datasets to use them")
         return _load(path, columns, verify=verify)
-    from objperf.dataset.store_reader import pulled
+    from objperf.dataset.store_reader import local_copies
+    from objperf.options.groups import store_settings
 
-    with contextlib.ExitStack() as stack:
-        local = [stack.enter_context(pulled(str(p), store)) if str(p).startswith("s3://") else p for p in paths]
+    with local_copies([str(p) for p in paths], lambda: store_settings(store, "load()")) as local:
         return _load(local[0] if isinstance(path, (str, os.PathLike)) else local, columns, verify=verify)
 
 

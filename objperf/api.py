@@ -166,9 +166,9 @@ class Run:
 
         if self.dataset is None or isinstance(self.dataset, Path):
             return load_samples(self.dataset) if self.dataset else {}
-        from objperf.dataset.store_reader import pulled_with
+        from objperf.dataset.store_reader import pulled
 
-        with pulled_with(self.dataset.url, self.dataset.settings) as path:  # a dataset in a store
+        with pulled(self.dataset.url, self.dataset.settings) as path:  # a dataset in a store
             return load_samples(path)
 
     def _repr_html_(self) -> str:
@@ -322,12 +322,12 @@ def report(paths: str | Path | list[str | Path], out: str | Path = "report.html"
     region, profile, … as ``objperf.load`` takes them): the summary, environment, breakdowns, errors and
     interactive figures.  Written to ``out``; its path.  ``objperf report PATH… -o FILE.html`` calls it."""
     from objperf.core.extras import require
-    from objperf.dataset.store_reader import pulled
+    from objperf.dataset.store_reader import local_copies
+    from objperf.options.groups import store_settings
     from objperf.report import build_report
     from objperf.report.material import label_of
 
     require("bokeh", "report()")
     given = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    with contextlib.ExitStack() as stack:
-        local = [str(stack.enter_context(pulled(p, store or {}))) if p.startswith("s3://") else p for p in given]
+    with local_copies(given, lambda: store_settings(store or {}, "report()")) as local:
         return build_report(local, out, labels=[label_of(p) for p in given])

@@ -49,7 +49,7 @@ def test_concurrency_curve_matches_per_step_steady_throughput():
 
     from objperf import load
     from objperf.analysis.stats import concurrency_curve, steady_gbps
-    from objperf.studies.sweep import load_steps
+    from objperf.dataset.directory import load_steps
 
     sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "read-concurrency"
     rows = load(sample)

@@ -7,8 +7,9 @@ import sys
 import pytest
 
 from conftest import run_cli
+from objperf.options.names import CLIENTS
 from objperf.peers import clients
-from objperf.peers.compare import CLIENTS, Target, available, load_client_runs, run_compare
+from objperf.peers.compare import Target, available, load_client_runs, run_compare
 
 MIB = 1 << 20
 

@@ -91,8 +91,8 @@ def test_a_whole_options_object_is_taken_as_it_is_and_left_unchanged(tmp_path):
 
 
 def test_the_study_names_the_help_lists_are_the_studies_there_are():
+    from objperf.options.names import STUDY_NAMES
     from objperf.studies.catalog import STUDIES
-    from objperf.studies.grids import STUDY_NAMES
 
     assert tuple(STUDIES) == STUDY_NAMES
 

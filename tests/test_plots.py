@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 from objperf import load, plots  # noqa: E402
 from objperf.analysis.published import load_published  # noqa: E402
-from objperf.studies.sweep import load_steps  # noqa: E402
+from objperf.dataset.directory import load_steps  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 UNITS = ("(Gbps)", "(ms)", "(s)", "(%)", "requests", "share", "size", "concurrency", "threads", "family",
@@ -61,7 +61,7 @@ def test_figures_land_on_a_given_axes():
 def test_sample_datasets_are_whole():
     studies = [p for p in SAMPLE.iterdir() if p.is_dir() and json.loads((p / "manifest.json").read_text())["kind"]
                == "study"]
-    from objperf.studies.grids import STUDY_NAMES
+    from objperf.options.names import STUDY_NAMES
 
     assert sorted(p.name for p in studies) == sorted(STUDY_NAMES)  # every study has its sample
     for directory in sorted(studies):

@@ -163,10 +163,9 @@ def test_every_sample_study_opens_with_its_question_and_figures(tmp_path):
 
 
 def test_a_study_has_an_interactive_figure_for_each_of_its_notebook_figures():
-    from objperf.dataset.directory import load
+    from objperf.dataset.directory import load, load_steps
     from objperf.plots.studies import FIGURES
     from objperf.report.study_charts import study_charts
-    from objperf.studies.sweep import load_steps
 
     for name in STUDIES:
         charts = study_charts(name, load_steps(SAMPLE / name), load(SAMPLE / name), {})

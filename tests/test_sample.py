@@ -11,9 +11,10 @@ import pytest
 
 from objperf import load
 from objperf.core.schema import COLUMNS
+from objperf.dataset.directory import load_steps
 from objperf.studies.catalog import STUDIES
+from objperf.studies.grids import STEP_RESULTS
 from objperf.studies.sample import COMPARE
-from objperf.studies.sweep import STEP_RESULTS, load_steps
 from objperf.workflows.study import QUICK_OBJECT_SIZE, quick_duration
 
 pytestmark = pytest.mark.timeout(120)

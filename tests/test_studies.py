@@ -6,8 +6,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
-from objperf.dataset.directory import load_samples
-from objperf.studies.sweep import load_steps
+from objperf.dataset.directory import load_samples, load_steps
 
 GRIDS = {
     "read-concurrency": ("concurrency", [1, 4, 16]),
@@ -301,7 +300,7 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
 
 
 def test_study_list_gives_each_question_and_its_durations():
-    from objperf.studies.grids import STUDY_NAMES
+    from objperf.options.names import STUDY_NAMES
     from objperf.studies.listing import planned_steps, question
 
     proc = run_cli("objperf", "study", "--list")

@@ -13,8 +13,9 @@ import pytest
 
 from conftest import run_cli, wait_until
 from objperf import load
+from objperf._engine.payload import make_payload
 from objperf.core.schema import CUT_CURL_CODE
-from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
+from objperf.plan.writes import WriteWorkload, expected_bytes
 from objperf.run.writes import run_mixed, run_write
 
 MIB = 1 << 20
@@ -67,9 +68,9 @@ def test_multipart_object_reads_back_byte_for_byte(store, tmp_path):
 def test_parts_longer_than_the_payload_wrap_round_it(store, monkeypatch):
     """Bodies repeat the payload from its start; a period that splits parts mid-way must still
     send exactly the bytes a reader expects (the engine wraps inside libcurl's read callback)."""
-    import objperf.plan.writes
+    import objperf._engine.payload
 
-    monkeypatch.setattr(objperf.plan.writes, "PAYLOAD_PERIOD", 3 * MIB + 7)
+    monkeypatch.setattr(objperf._engine.payload, "PAYLOAD_PERIOD", 3 * MIB + 7)
     size = 11 * MIB + 5
     result = write(store, object_size=size, part_size=5 * MIB, requests=1, verify=True)
     assert result.summary["verified"].startswith("ok: every key written (1)")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from objperf._engine.core import fill_payload, page_array
+from objperf.plan.writes import PAYLOAD_PERIOD, WriteWorkload
 
 DEFAULT_SEED = 20261130
 DEFAULT_PART = 64 << 20
@@ -23,3 +24,9 @@ def payload_parts(size: int, seed: int = DEFAULT_SEED, part_size: int = DEFAULT_
     """The bytes of ``payload(size, seed)`` in consecutive parts, never more than one part in memory."""
     for start in range(0, size, part_size):
         yield payload(min(part_size, size - start), seed, start)
+
+
+def make_payload(workload: WriteWorkload) -> np.ndarray:
+    """One incompressible payload per run: every object is it, repeated from its start, and
+    every part the slice at ``offset % len`` (wrapping round past the end)."""
+    return payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))

@@ -96,7 +96,7 @@ def _number(value, default=None):
 def _cluster_again(df: pd.DataFrame, recorded: dict) -> dict:
     """A cluster run's summary again: each host's from its rows (over its own wall time, with its CPU), merged
     over the window every host ran in, as the driver merged them."""
-    from objperf.cluster.merge import cluster_summary
+    from objperf.analysis.cluster_summary import cluster_summary
 
     results, lost = {}, {}
     for label, host in recorded["hosts"].items():

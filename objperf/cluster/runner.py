@@ -51,7 +51,8 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
     as they come (``objperf.core.progress.Progress``)."""
     from distributed import Event, Variable
 
-    from objperf.cluster.merge import cluster_rows, cluster_summary, write_hosts
+    from objperf.analysis.cluster_summary import cluster_summary
+    from objperf.cluster.merge import cluster_rows, write_hosts
     from objperf.dataset.directory import DatasetWriter
     from objperf.dataset.store_writer import StoreWriter, parts_left_by
 

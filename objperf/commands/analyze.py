@@ -75,16 +75,12 @@ def execute(args, invocation: Invocation) -> dict:
 def local_paths(args, prog: str) -> Iterator[list[str]]:
     """``args.paths`` with each s3:// dataset brought into a scratch directory for as long as the block lasts,
     in the store ``args``' STORE_OPTIONS name (``objperf report`` reads its datasets so too)."""
-    if not any(path.startswith("s3://") for path in args.paths):
-        yield list(args.paths)
-        return
-    from objperf.dataset.store_reader import pulled_with
-    from objperf.options.spec import build
+    from objperf.dataset.store_reader import local_copies
+    from objperf.options.groups import store_settings
 
-    settings = build(TargetOptions, {name: getattr(args, name) for name in STORE_OPTIONS}, what=prog).s3_settings()
-    with contextlib.ExitStack() as stack:
-        yield [str(stack.enter_context(pulled_with(path, settings))) if path.startswith("s3://") else path
-               for path in args.paths]
+    store = {name: getattr(args, name) for name in STORE_OPTIONS}
+    with local_copies(list(args.paths), lambda: store_settings(store, prog)) as local:
+        yield local
 
 
 def analyze(args, invocation: Invocation) -> dict:

@@ -69,7 +69,7 @@ def _published() -> list[dict]:
 
 def pages() -> dict[str, str]:
     """Every generated page by its path under docs/."""
-    from objperf.studies.grids import STUDY_NAMES
+    from objperf.options.names import STUDY_NAMES
 
     written = {"cli.md": cli_reference()}
     written["studies/README.md"] = "# Studies\n\nOne page per study, written from its code:\n\n" + "".join(

@@ -227,7 +227,7 @@ def _file_sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-__all__ = ["MANIFEST", "DatasetError", "Source", "load", "load_samples", "load_table", "read_manifest"]
+__all__ = ["MANIFEST", "DatasetError", "Source", "load", "load_samples", "load_steps", "load_table", "read_manifest"]
 
 
 def read_manifest(path: str | Path) -> dict:
@@ -333,6 +333,12 @@ def load_samples(path: str | Path) -> dict[str, pd.DataFrame]:
         return tables
     finally:
         source.close()
+
+
+def load_steps(path: str | Path) -> pd.DataFrame:
+    """One row per step and repetition of a study (a directory, or a bundle ``objperf pack`` made): its grid
+    values and results, read as any dataset file is (``objperf.dataset.source``)."""
+    return load_table(path, "steps")
 
 
 def load_table(path: str | Path, name: str) -> pd.DataFrame:

@@ -57,9 +57,9 @@ class StorePrefix:
     def load(self, columns: list[str] | None = None):
         """The dataset's rows as a DataFrame (``objperf.dataset.directory.load``), from the store, checked."""
         from objperf.dataset.directory import load
-        from objperf.dataset.store_reader import pulled_with
+        from objperf.dataset.store_reader import pulled
 
-        with pulled_with(self.url, self.settings) as path:
+        with pulled(self.url, self.settings) as path:
             return load(path, columns, verify=False)  # pull has checked every file against the manifest
 
     def check_new(self) -> StorePrefix:

@@ -5,7 +5,7 @@ brings one back, each file bounded by the size its manifest declares and checked
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from objperf.core.errors import UsageError
@@ -109,17 +109,9 @@ def _listed_parts(client, bucket: str, prefix: str) -> dict[str, dict]:
     return found
 
 
-def pulled(url: str, store: dict):
-    """A context: the dataset under ``url`` (in the store ``store``'s target options name) in a private scratch
-    directory while the block lasts."""
-    from objperf.options.groups import TargetOptions
-    from objperf.options.spec import build
-
-    return pulled_with(url, build(TargetOptions, store, what="load()").s3_settings())
-
-
 @contextlib.contextmanager
-def pulled_with(url: str, settings: S3Settings):
+def pulled(url: str, settings: S3Settings):
+    """A context: the dataset under ``url`` in a private scratch directory while the block lasts."""
     import shutil
 
     from objperf.core import scratch
@@ -129,3 +121,15 @@ def pulled_with(url: str, settings: S3Settings):
         yield pull(url, settings, where / "dataset")
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def local_copies(paths: list[str], settings: Callable[[], S3Settings]) -> Iterator[list[str]]:
+    """A context: ``paths`` with each s3:// dataset pulled into scratch while the block lasts (``settings``
+    is asked for once, and only if one is in a store)."""
+    if not any(str(path).startswith("s3://") for path in paths):
+        yield list(paths)
+        return
+    where = settings()
+    with contextlib.ExitStack() as stack:
+        yield [str(stack.enter_context(pulled(str(p), where))) if str(p).startswith("s3://") else p for p in paths]

@@ -20,11 +20,12 @@ from objperf.dataset.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR
 from objperf.dataset.store_prefix import HOST_DIGITS, PART_DIGITS, StorePrefix
 
 
-class StoreWriteError(OSError):
+class StoreWriteError(ObjperfError, OSError):
     """The store refused or did not take a part: the run goes on with its rows in memory, as on a full disk."""
 
     def __init__(self, message: str):
-        super().__init__(errno.EIO, message)
+        super().__init__(message)
+        self.errno, self.strerror = errno.EIO, message
 
 
 class StoreWriter:

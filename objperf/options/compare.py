@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.options.kinds import COUNT, ITEMS, PATH, SIZE, TEXT
+from objperf.options.names import CLIENTS
 from objperf.options.spec import flag, option
-from objperf.peers.compare import CLIENTS
 
 TARGET = "target (one store)"
 OUTPUT = "output"

@@ -18,7 +18,7 @@ from objperf.options.kinds import (
     URL_LIFETIME,
     choice,
 )
-from objperf.options.spec import flag, option
+from objperf.options.spec import build, flag, option
 from objperf.s3.settings import CONTROL_TIMEOUT_S, URL_LIFETIME_S
 
 TARGET = "target"
@@ -200,3 +200,9 @@ class OutputOptions:
         go as it counts them (about 24 bytes a row kept for the percentiles, not 319), unless --price costs
         them."""
         return not self.no_save or bool(self.price)
+
+
+def store_settings(store: dict, what: str):
+    """The S3 settings of the store that ``store`` names, as the target options name one (``endpoint=``,
+    ``profile=``, ``region=``, …): where s3:// datasets are read from."""
+    return build(TargetOptions, store, what=what).s3_settings()

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from objperf.options.groups import ClusterOptions, ConnectionOptions, SeedOptions, TargetOptions
 from objperf.options.kinds import COUNT, DURATION, PATH, SIZE, TEXT, choice
+from objperf.options.names import STUDY_NAMES
 from objperf.options.spec import flag, option
-from objperf.studies.grids import STUDY_NAMES
 
 WORKSPACE = "objperf-study/"
 OVERRIDES = "workload (each wins over the study's default, --quick's too)"

@@ -108,7 +108,8 @@ class Bench:
         self.read_crc = self.write_crc = 0
 
     def start(self) -> None:
-        from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
+        from objperf._engine.payload import make_payload
+        from objperf.plan.writes import WriteWorkload, expected_bytes
 
         self.cert, self.key = make_certificate(self.workdir / "tls")
         self.server.tls = (self.cert, self.key, self.cert)

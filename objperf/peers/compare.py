@@ -22,7 +22,6 @@ from objperf.core.errors import UsageError
 from objperf.peers import clients
 
 PROG = "objperf compare"
-CLIENTS = ("objperf", "s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt", "ruby sdk", "curl")
 OPERATIONS = ("download", "upload")
 _SECRETS = re.compile(r"(X-Amz-[A-Za-z]+=)[^&\s\"']+")
 
@@ -96,7 +95,8 @@ class Comparison:
 
     def prepare(self) -> None:
         """One local file of incompressible bytes; the same bytes as the object each target gets to read."""
-        from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
+        from objperf._engine.payload import make_payload
+        from objperf.plan.writes import WriteWorkload, expected_bytes
         from objperf.s3.client import S3Client
 
         sent = make_payload(WriteWorkload(object_size=self.size, part_size=self.part_size, buckets=("x",)))

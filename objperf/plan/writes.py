@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from objperf._engine.payload import payload
 from objperf.core.errors import UsageError
 from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
@@ -147,12 +146,6 @@ class WriteTargets(Sequence):
 
 def write_targets(workload: WriteWorkload, run_id: str) -> WriteTargets:
     return WriteTargets(workload, run_id)
-
-
-def make_payload(workload: WriteWorkload) -> np.ndarray:
-    """One incompressible payload per run: every object is it, repeated from its start, and
-    every part the slice at ``offset % len`` (wrapping round past the end)."""
-    return payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))
 
 
 def expected_bytes(data: np.ndarray, size: int, start: int, length: int) -> memoryview:

@@ -188,8 +188,7 @@ def study_context(manifest: dict) -> str:
 def draw_study_figures(path: str | Path, out_dir: str | Path) -> list[Path]:
     """The figures of the study in ``path`` (a study directory, or a bundle of one) as PNG files in
     ``out_dir``; the paths.  Drawn from its steps.parquet, and its rows where a figure needs them."""
-    from objperf.dataset.directory import load, read_manifest
-    from objperf.studies.sweep import load_steps
+    from objperf.dataset.directory import load, load_steps, read_manifest
 
     manifest = read_manifest(path)
     name = manifest.get("study")

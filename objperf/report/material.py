@@ -49,7 +49,7 @@ def gather(paths: list[str | Path], labels: list[str] | None = None) -> Material
     if len(paths) > 1:
         return Material("runs", paths, labels, rows, manifests, summary_of(rows))
     if manifests[0].get("kind") == "study":
-        from objperf.studies.sweep import load_steps
+        from objperf.dataset.directory import load_steps
 
         return Material("study", paths, labels, rows, manifests, summary_of(rows),
                         steps=load_steps(paths[0]))

@@ -106,7 +106,7 @@ def body_of(material: Material) -> tuple[str, list[Chart]]:
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by objperf "
              f"{tables.esc(_version())}</p>"]
     if material.kind == "study":
-        from objperf.studies.grids import STUDY_NAMES
+        from objperf.options.names import STUDY_NAMES
         from objperf.studies.listing import question
 
         name = str(manifest.get("study"))

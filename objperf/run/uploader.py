@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from objperf._engine.config import queue_engine
+from objperf._engine.payload import make_payload
 from objperf.core.errors import ObjperfError
 from objperf.core.progress import phase
 from objperf.core.schema import (
@@ -30,7 +31,7 @@ from objperf.core.schema import (
 )
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
-from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload, object_key, write_targets
+from objperf.plan.writes import WriteWorkload, expected_bytes, object_key, write_targets
 from objperf.run.drive import drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client

@@ -1,10 +1,6 @@
 """The studies by name, and what each sweeps: light enough for a command's --help and its checks, which
 come before the studies' own code (pandas and all) is loaded."""
 
-STUDY_NAMES = ("read-concurrency", "write-part-size", "key-fanout", "bucket-fanout", "ip-family", "mixed", "sustained",
-               "ttfb-size", "hot-object", "ceiling-proof", "client-cpu", "wan",
-               "rate-sweep")
-
 # What each study sweeps, by workload keyword: what --grid may set.  A step also fixes some keywords
 # itself (its ``FIXED``): the user's options never override those, and giving one is refused.
 GRIDS: dict[str, frozenset[str]] = {
@@ -65,3 +61,11 @@ def step_seconds(name: str, quick: bool) -> float:
 
 def default_grid(name: str, key: str, quick: bool) -> list:
     return DEFAULTS[name][key][0 if quick else 1]
+
+# What every step of every study records beside its grid values, in this order (tests/test_sample.py holds the
+# shipped sample to it).  ``directions`` is what the step did ("read", "write", "read+write"), ``status`` how it
+# ended, ``note`` why a figure it should have is missing ("" where it measured what it set out to).
+STEP_RESULTS = ("requests", "errors", "error_rate", "error_codes", "gbps", "read_gbps", "write_gbps", "steady_gbps",
+                "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p99", "rtt_ms", "ttfb_over_rtt", "write_acknowledged_gbps",
+                "seconds_to_full_concurrency", "nic_rx_gbps", "nic_tx_gbps", "client_cores_busy",
+                "client_cpu_s_per_gib", "directions", "status", "note")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from objperf.studies.grids import DEFAULTS, QUICK_WRITE_CAP_S, STUDY_NAMES, default_grid, step_seconds
+from objperf.options.names import STUDY_NAMES
+from objperf.studies.grids import DEFAULTS, QUICK_WRITE_CAP_S, default_grid, step_seconds
 
 # Steps a study runs beside its grid's: per direction, per address, per mode, its replica sweep.
 _EXTRA = {"key-fanout": 2, "bucket-fanout": 2}

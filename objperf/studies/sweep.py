@@ -33,11 +33,11 @@ from objperf.dataset.directory import (
     file_digests,
     load,
     load_samples,
-    load_table,
     read_manifest,
 )
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
+from objperf.studies.grids import STEP_RESULTS
 
 
 @dataclass
@@ -69,13 +69,6 @@ def on_hosts(steps: list[Step], hosts: list[int] | None) -> list[Step]:
     return expanded(steps, "hosts", hosts, lambda step, count: functools.partial(step.run, hosts=count))
 
 
-# What every step of every study records beside its grid values, in this order (tests/test_sample.py holds the
-# shipped sample to it).  ``directions`` is what the step did ("read", "write", "read+write"), ``status`` how it
-# ended, ``note`` why a figure it should have is missing ("" where it measured what it set out to).
-STEP_RESULTS = ("requests", "errors", "error_rate", "error_codes", "gbps", "read_gbps", "write_gbps", "steady_gbps",
-                "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p99", "rtt_ms", "ttfb_over_rtt", "write_acknowledged_gbps",
-                "seconds_to_full_concurrency", "nic_rx_gbps", "nic_tx_gbps", "client_cores_busy",
-                "client_cpu_s_per_gib", "directions", "status", "note")
 
 
 def step_results(rows: pd.DataFrame, summary: dict, *, status: str = "complete") -> dict:
@@ -333,7 +326,3 @@ def _write_json(path: Path, data: dict) -> None:
     tmp.replace(path)
 
 
-def load_steps(path: str | Path) -> pd.DataFrame:
-    """One row per step and repetition of a study (a directory, or a bundle ``objperf pack`` made): its grid
-    values and results, read as any dataset file is (``objperf.dataset.source``)."""
-    return load_table(path, "steps")

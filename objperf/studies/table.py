@@ -64,7 +64,7 @@ def row_text(results: dict) -> str:
 
 
 def grid_columns(steps) -> list[str]:
-    from objperf.studies.sweep import STEP_RESULTS
+    from objperf.studies.grids import STEP_RESULTS
 
     return [c for c in steps.columns
             if c not in STEP_RESULTS and c not in MEASURES and c not in ("step", "rep", "tags")]

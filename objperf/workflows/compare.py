@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 
 from objperf.core.errors import UsageError
 from objperf.options.compare import CompareOptions
-from objperf.peers.compare import CLIENTS, Target, available, run_compare
+from objperf.options.names import CLIENTS
+from objperf.peers.compare import Target, available, run_compare
 from objperf.run.invocation import Invocation, resolve_out
 
 

@@ -87,8 +87,9 @@ def quick_duration(name: str) -> float:
 
 def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
               cluster=None) -> StudyOutcome:
+    from objperf.dataset.directory import load_steps
     from objperf.studies.catalog import FIXED, STUDIES, StudyContext
-    from objperf.studies.sweep import expanded, load_steps, on_hosts, run_sweep
+    from objperf.studies.sweep import expanded, on_hosts, run_sweep
 
     if prefix and not prefix.endswith("/"):
         raise UsageError("the study URL names a prefix: end it with '/'")
