@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from objperf.core.errors import ObjperfError, UsageError
+from objperf.dataset.destination import NOWHERE, Destination
 from objperf.options import CompareOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions
 from objperf.options.spec import build, help_text, options_of
 from objperf.run.control import Control, controlled
@@ -95,7 +96,7 @@ class Run:
         self.outcome: Any = None  # what the command gave: a RunResult, a study's steps, compare's runs
         self.error: BaseException | None = None
         self.elapsed_s, self.bytes, self.requests, self.failed = 0.0, 0, 0, 0
-        self.dataset: Path | StorePrefix | None = None
+        self.destination: Destination = NOWHERE  # where its dataset went, once it has begun one
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -144,10 +145,13 @@ class Run:
 
             return load(outcome.path)
         if outcome is None and self.dataset is not None:
-            from objperf.dataset.directory import load
-
-            return load(self.dataset)
+            return self.destination.load(verify=True)
         return outcome
+
+    @property
+    def dataset(self) -> Path | StorePrefix | None:
+        """The run's dataset: a directory, a store prefix (``out="s3://…"``), or None (none was begun)."""
+        return self.destination.place
 
     @property
     def steps(self):
@@ -162,14 +166,7 @@ class Run:
     @property
     def samples(self) -> dict:
         """The NIC and CPU samples taken during the run (``objperf.dataset.directory.load_samples``)."""
-        from objperf.dataset.directory import load_samples
-
-        if self.dataset is None or isinstance(self.dataset, Path):
-            return load_samples(self.dataset) if self.dataset else {}
-        from objperf.dataset.store_reader import pulled
-
-        with pulled(self.dataset.url, self.dataset.settings) as path:  # a dataset in a store
-            return load_samples(path)
+        return self.destination.load_samples()
 
     def _repr_html_(self) -> str:
         head = f"<b>objperf {html.escape(self.command)}</b> — {html.escape(self.status)}"
@@ -214,10 +211,9 @@ def _run(command: str, workflow: Callable, options, background: bool, progress: 
             run.status = "interrupted"
         except BaseException as exc:
             run.status, run.error = "failed", exc
-        dataset = getattr(run.outcome, "dataset", None) or getattr(options, "out", None)
-        if isinstance(dataset, (str, Path)):
-            dataset = Path(dataset) if Path(dataset).is_dir() else None
-        run.dataset = dataset  # a directory, or a StorePrefix (--out s3://…)
+        destination = getattr(run.outcome, "destination", None) or invocation.destination
+        begun = destination.store is not None or destination.directory is not None and destination.directory.is_dir()
+        run.destination = destination if begun else NOWHERE  # not when it was refused before it was made
 
     if background:
         run._thread = threading.Thread(target=body, name=f"objperf-{command}", daemon=True)

@@ -10,6 +10,7 @@ import time
 
 from objperf.core import scratch
 from objperf.core.errors import RunFailed
+from objperf.dataset.destination import NOWHERE, Destination
 from objperf.run.control import Control, controlled
 
 READY_TIMEOUT_S = 300.0
@@ -43,10 +44,10 @@ def publisher(names: dict[str, str], index: int, client):
 
 
 def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s: float, run_id: str,
-             store=None) -> dict:
+             destination: Destination = NOWHERE) -> dict:
     """A dask task, pinned to its worker: ``job(out, index=index)`` run as host ``label`` under the run id the
-    driver chose (so it can name what a lost host wrote); its status, summary and dataset files.  With
-    ``store`` (``objperf.dataset.store_prefix.StorePrefix``, this host's) its rows go straight there as it flushes them,
+    driver chose (so it can name what a lost host wrote); its status, summary and dataset files.  With a
+    ``destination`` in a store (this host's part of the driver's) its rows go straight there as it flushes them,
     nothing is kept on this machine, and it hands back only its manifest: what it sent, with digests."""
     from distributed import Event, Variable, get_client
 
@@ -71,10 +72,10 @@ def run_host(job, index: int, label: str, names: dict[str, str], clock_offset_s:
 
     watcher = threading.Thread(target=watch_stop, name="objperf-stop-watch", daemon=True)
     watcher.start()
-    if store is not None:
+    if destination:
         try:
             with controlled(Control(stop=stop, gate=gate, host=label, run_id=run_id)):
-                result = job(store, index=index, on_progress=publisher(names, index, client))
+                result = job(destination, index=index, on_progress=publisher(names, index, client))
             return {"status": result.status, "summary": result.summary, "manifest": result.manifest}
         finally:
             finished.set()

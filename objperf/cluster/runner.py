@@ -14,6 +14,8 @@ from pathlib import Path
 from objperf.cluster.connect import Cluster, workers_present
 from objperf.cluster.host import READY_TIMEOUT_S, progress_name, ready_event, run_host
 from objperf.core.errors import ObjperfError, RunFailed
+from objperf.dataset.destination import Destination
+from objperf.dataset.store_prefix import StorePrefix
 from objperf.run.control import stop_requested
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.signals import cleaning_up
@@ -32,20 +34,22 @@ class ClusterResult:
     status: str
     summary: dict
     manifest: dict
-    dataset: Path | None
+    destination: Destination
     lost: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dataset(self) -> Path | StorePrefix | None:
+        return self.destination.place
 
     @cached_property
     def rows(self):
-        from objperf.dataset.directory import load
-
-        return load(self.dataset) if isinstance(self.dataset, Path) else self.dataset.load()
+        return self.destination.load(verify=True)
 
 
-def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: dict, workload: dict,
-                   say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None,
+def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: Destination | str | Path, target: dict,
+                   workload: dict, say: Callable[[str], None], on_lost: Callable[[int, str], None] | None = None,
                    progress: Callable | None = None) -> ClusterResult:
-    """``job(out, index=i)`` on every host at once (``out`` a directory, or a ``StorePrefix`` every host writes its
+    """``job(out, index=i)`` on every host at once (``out`` a directory, or a store prefix every host writes its
     parts into itself); ``on_lost(i, run_id)`` cleans up after a host that died
     (its open uploads, and what it wrote when asked to clean up); ``progress`` is told the hosts' counts summed
     as they come (``objperf.core.progress.Progress``)."""
@@ -66,10 +70,11 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
     host_runs = [uuid.uuid4().hex[:16] for _ in hosts]
     for index in range(len(hosts)):  # read before a host publishes, a missing one would time out on the scheduler
         Variable(progress_name(names, index), client=client).set((0.0, 0, 0, 0))
-    store = out if not isinstance(out, (str, Path)) else None  # hosts write straight into it (StorePrefix)
+    out = Destination.of(out)
+    store = out.store  # hosts write straight into it
     writer = StoreWriter(store, manifest) if store else None  # its manifest says "running" before any request
     futures = [client.submit(run_host, job, i, host.label, names, host.clock_offset_s, host_runs[i],
-                             store.for_host(i, host.label) if store else None,
+                             out.for_host(i, host.label),
                              workers=[host.address], allow_other_workers=False, retries=0, pure=False,
                              key=f"objperf-{run_id}-host{i}")
                for i, host in enumerate(hosts)]
@@ -122,7 +127,7 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
             if host.label in lost:
                 writer.files.update(parts_left_by(writer.client, store.for_host(i, host.label)))
     else:
-        writer = DatasetWriter(out, manifest)  # each host flushed its rows as it went; here they come together
+        writer = DatasetWriter(out.directory, manifest)  # each host flushed its rows as it went: here together
         host_manifests = {label: write_hosts(writer, label, r["files"]) for label, r in results.items() if r}
     for entry in manifest["hosts"]:
         done = host_manifests.get(entry["label"], {})
@@ -137,7 +142,7 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out, target: d
         summary["error"] = "lost " + "; ".join(f"{label} ({why})" for label, why in lost.items()) + \
                            ": the other hosts' rows are kept"
     writer.close(status, ended_utc=utc_now(), hosts=manifest["hosts"], summary=summary)
-    return ClusterResult(run_id, status, summary, writer.manifest, writer.path, lost)
+    return ClusterResult(run_id, status, summary, writer.manifest, out, lost)
 
 
 def _start_together(client, hosts, futures, names: dict[str, str]) -> None:

@@ -52,8 +52,8 @@ def report(frame, options: CompareOptions, invocation: Invocation) -> int:
     failed = runs[~runs["ok"]]
     for row in failed.itertuples():
         print(printable(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}"))
-    if options.out:
-        invocation.say(f"dataset {options.out} ({len(frame)} client runs)")
+    if invocation.destination:
+        invocation.say(f"dataset {invocation.destination} ({len(frame)} client runs)")
     if frame.attrs.get("status") == "interrupted":
         return interrupted_exit()
     return 1 if len(failed) else 0

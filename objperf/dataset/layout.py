@@ -12,11 +12,9 @@ ROWS_DIR = "requests"
 SAMPLES_DIR = "samples"  # samples/nic/*.parquet, samples/cpu/*.parquet
 
 
-def check_new_dataset(path):
+def check_new_dataset(path: str | Path) -> Path:
     """``path`` as the place of a new dataset: refused in one line if it exists and is not an empty
     directory (another run's dataset, a killed run's parts, foreign files: nothing gets mixed)."""
-    if not isinstance(path, (str, Path)):  # a dataset in a store (objperf.dataset.store_prefix.StorePrefix)
-        return path.check_new() if path.host_index is None else path
     path = local_place(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{path} is a file, not a directory; choose another --out")

@@ -17,6 +17,7 @@ from typing import Any
 from objperf.core.errors import UsageError
 from objperf.core.progress import BAR, LINES, NONE, Listener, Progress, phase, telling
 from objperf.core.sanitize import printable
+from objperf.dataset.destination import NOWHERE, Destination
 
 RUNS_DIR_ENV = "OBJPERF_RUNS"  # where runs go when no --out is given (default ./runs)
 
@@ -36,6 +37,7 @@ class Invocation:
     show_progress: bool | str  # ``bar``, ``lines`` or ``none`` (True: a bar, False: none)
     server: Any = None  # a running local server used when no URL is given (the API's ``local_server()``)
     listener: Listener | None = None  # told of progress as the run goes
+    destination: Destination = NOWHERE  # where the run's dataset goes, once ``resolve_out`` has settled it
 
     def say(self, text: str) -> None:
         print(f"{self.prog}: {printable(text)}", file=sys.stderr, flush=True)
@@ -110,26 +112,25 @@ def default_out(name: str) -> Path:
     return path
 
 
-def resolve_out(options, name: str, *, store_ok: bool = False):
-    """Where the run's dataset goes, settled before any server starts or object is seeded: ``out`` (a new or
-    empty directory, checked now; with ``store_ok``, an empty ``s3://BUCKET/PREFIX/`` of the run's own store),
-    else ``runs/<UTC time>-<name>``; nowhere (None) with ``no_save``."""
-    from objperf.dataset.layout import check_new_dataset
-
+def resolve_out(options, name: str, invocation: Invocation, *, store_ok: bool = False) -> Destination:
+    """Where the run's dataset goes, settled before any server starts or object is seeded, and kept on
+    ``invocation``: ``out`` (a new or empty directory, checked now; with ``store_ok``, an empty
+    ``s3://BUCKET/PREFIX/`` of the run's own store), else ``runs/<UTC time>-<name>``; nowhere with ``no_save``."""
     if options.no_save:
         if options.out:
             raise UsageError("--out and --no-save contradict each other: give one")
         if options.figures:
             raise UsageError("--figures draws into the dataset's directory: drop --no-save")
-        return None
-    if store_ok and str(options.out or "").startswith("s3://"):
-        return store_out(options)
-    options.out = str(options.out or default_out(name))
-    check_new_dataset(options.out)
-    return options.out
+        destination = NOWHERE
+    elif store_ok and str(options.out or "").startswith("s3://"):
+        destination = Destination.of(store_prefix(options))
+    else:
+        destination = Destination.of(options.out or default_out(name))
+    invocation.destination = destination
+    return destination
 
 
-def store_out(options):
+def store_prefix(options):
     """``--out s3://…``: the dataset written straight into the run's own store, as whom the run reads it."""
     from objperf.dataset.store_prefix import StorePrefix
 
@@ -139,7 +140,7 @@ def store_out(options):
     if not str(options.url or "").startswith("s3://"):
         raise UsageError("--out s3://… goes into the store the run measures: give the run its s3:// URL (the "
                          "embedded server goes away with the run; an http(s) URL names no store)")
-    return StorePrefix.parse(options.out, options.s3_settings()).check_new()
+    return StorePrefix.parse(options.out, options.s3_settings())
 
 
 def with_figures(result, options, invocation: Invocation):

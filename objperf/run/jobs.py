@@ -7,11 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from objperf.dataset.destination import Destination
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload, on_host
 from objperf.run.recorder import RunResult
 from objperf.s3.client import URL_LIFETIME_S, S3Settings
 from objperf.s3.target import ResolvedTarget
+
+Out = Destination | str | Path | None  # where a job's rows go (``Destination.of`` settles it)
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,14 @@ class ReadSource:
                                    url_lifetime=self.url_lifetime)
 
 
-def read_job(source: ReadSource, workload: ReadWorkload, out: str | Path, *, index: int | None = None,
+def read_job(source: ReadSource, workload: ReadWorkload, out: Out, *, index: int | None = None,
              on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.reads import run_read
 
     return run_read(source.resolve(), workload, out=out, on_progress=on_progress, keep_rows=keep_rows)
 
 
-def write_job(settings: S3Settings, workload: WriteWorkload, create_buckets: bool, out: str | Path, *,
+def write_job(settings: S3Settings, workload: WriteWorkload, create_buckets: bool, out: Out, *,
               index: int | None = None, on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.writes import run_write
 
@@ -47,14 +50,14 @@ def write_job(settings: S3Settings, workload: WriteWorkload, create_buckets: boo
 
 
 def mixed_job(source: ReadSource, reads: ReadWorkload, writes: WriteWorkload, create_buckets: bool,
-              out: str | Path, *, index: int | None = None, on_progress=None, keep_rows: bool = True) -> RunResult:
+              out: Out, *, index: int | None = None, on_progress=None, keep_rows: bool = True) -> RunResult:
     from objperf.run.writes import run_mixed
 
     return run_mixed(source.resolve(), reads, source.settings, on_host(writes, index), out=out,
                      on_progress=on_progress, create_buckets=create_buckets, keep_rows=keep_rows)
 
 
-def reads_together_job(pairs: list[tuple[ReadSource, ReadWorkload]], out: str | Path, *,
+def reads_together_job(pairs: list[tuple[ReadSource, ReadWorkload]], out: Out, *,
                        index: int | None = None, on_progress=None) -> RunResult:
     """Several read engines at once, one dataset (the ceiling proof's store beside another stream)."""
     from objperf.run.reads import run_reads_together

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from objperf._engine.config import plan_engine
 from objperf.core.errors import UsageError
-from objperf.dataset.layout import check_new_dataset
+from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_memory, ensure_open_files
 from objperf.plan.reads import ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive
@@ -88,7 +88,7 @@ def settled(target: ResolvedTarget, workload: ReadWorkload) -> ReadWorkload:
     return workload.with_threads(target.urls, max((o.size for o in target.objects), default=0))
 
 
-def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path | None = None,
+def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: Destination | str | Path | None = None,
              on_progress: ProgressFn | None = None, keep_slot_buffers: bool = False,
              keep_rows: bool = True) -> RunResult:
     """One read run; ``keep_rows`` False: without ``out``, the result holds no rows (see ``Recorder``)."""
@@ -96,8 +96,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
     workload = settled(target, workload)
-    if out:
-        check_new_dataset(out)
+    out = Destination.of(out)
     fds = open_sink_files(target, workload)
     engine = None
     try:  # every refusal (memory, open files, libcurl) comes before the dataset is begun: it writes nothing
@@ -118,8 +117,10 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: str | Path 
     return recorder.finish(status, slot_buffers=buffers, extra=target.notes() or None)
 
 
-def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *, out: str | Path | None) -> RunResult:
+def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *,
+                       out: Destination | str | Path | None) -> RunResult:
     """Several read engines at once into one dataset (rows keep each target's bucket and key)."""
+    out = Destination.of(out)
     pairs = [(target, settled(target, workload)) for target, workload in pairs]
     buckets, keys, offsets = [], [], []
     for target, _ in pairs:

@@ -20,6 +20,7 @@ from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
 from objperf.core.errors import RunFailed, describe_os_error
 from objperf.core.sanitize import redacted
 from objperf.core.schema import empty_columns, ok_requests
+from objperf.dataset.destination import NOWHERE, Destination, RowSink
 from objperf.dataset.store_prefix import StorePrefix
 from objperf.run.control import current
 from objperf.run.metadata import system_info, utc_now
@@ -50,17 +51,22 @@ class RunResult:
     labels: dict = field(repr=False)  # run_id, host, buckets, keys: what turns indexes into names
     summary: dict
     manifest: dict
-    dataset: Path | StorePrefix | None = None  # a directory, or a store (--out s3://…)
+    destination: Destination = NOWHERE  # where the rows were written (a directory, a store prefix, nowhere)
     slot_buffers: list = field(default_factory=list, repr=False)
     rows_in_dataset: int = 0  # rows written to the dataset and let go from memory
     rows_let_go: int = 0  # rows counted into the summary and kept nowhere (no dataset, keep_rows False)
+
+    @property
+    def dataset(self) -> Path | StorePrefix | None:
+        """The dataset's place: a directory, a store prefix (--out s3://…), or None."""
+        return self.destination.place
 
     @cached_property
     def rows(self):
         """The rows as a pandas DataFrame, in the dataset's schema: read from the dataset, with any rows
         it could not take (a full disk) after them.  A run that kept its rows nowhere says so: an empty
         frame would read as a run that made no request."""
-        from objperf.dataset.directory import load, rows_to_table
+        from objperf.dataset.directory import rows_to_table
 
         if self.rows_let_go and not self.rows_in_dataset:
             from objperf.core.errors import UsageError
@@ -71,10 +77,7 @@ class RunResult:
         held = rows_to_table(self.columns, **self.labels).to_pandas()
         if not self.rows_in_dataset:
             return held
-        if isinstance(self.dataset, Path):
-            written = load(self.dataset, verify=False)  # just written: hashing every file again proves nothing
-        else:
-            written = self.dataset.load()  # in a store (objperf.dataset.store_prefix)
+        written = self.destination.load()  # just written: hashing every file again proves nothing
         if not len(held):
             return written
         import pandas as pd
@@ -90,23 +93,15 @@ class Recorder:
     memory for the result, unless ``keep_rows`` is False: then they are counted into the summary as they
     come and let go (about 24 bytes a row kept instead of 319), for a command that prints only the summary."""
 
-    def __init__(self, kind: str, *, target: dict, workload: dict, out: str | Path | None,
+    def __init__(self, kind: str, *, target: dict, workload: dict, out: Destination,
                  buckets: list[str], keys: list[str], engine_threads: int = 1, keep_rows: bool = True):
         self.run_id = current().run_id or uuid.uuid4().hex[:16]
         self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
                        "keys": keys}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
                          "target": redacted(target), "workload": workload}
-        self.out = out if not isinstance(out, (str, Path)) else Path(out) if out else None
-        self.writer = None
-        if isinstance(self.out, Path):
-            from objperf.dataset.directory import DatasetWriter
-
-            self.writer = DatasetWriter(out, self.manifest)
-        elif self.out is not None:  # straight into a store (objperf.dataset.store_prefix)
-            from objperf.dataset.store_writer import StoreWriter
-
-            self.writer = StoreWriter(self.out, self.manifest)
+        self.out = out
+        self.writer: RowSink | None = out.open(self.manifest)
         self._chunks: list[dict[str, np.ndarray]] = []
         self.keep_rows = keep_rows
         self._counted = Tally()  # rows let go as they came (keep_rows False, no dataset)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from objperf.core.errors import BucketNotFound, ObjperfError, UsageError
-from objperf.dataset.layout import check_new_dataset
+from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
@@ -21,12 +21,11 @@ from objperf.s3.target import ResolvedTarget, UrlRenewal
 __all__ = ["run_mixed", "run_write"]
 
 
-def run_write(settings: S3Settings, workload: WriteWorkload, *, out: str | Path | None = None,
+def run_write(settings: S3Settings, workload: WriteWorkload, *, out: Destination | str | Path | None = None,
               on_progress: ProgressFn | None = None, create_buckets: bool = False,
               keep_rows: bool = True) -> RunResult:
     workload.validate()
-    if out:
-        check_new_dataset(out)
+    out = Destination.of(out)
     client = S3Client(settings)
     workload = workload.with_threads(client.endpoint)
     check_write_resources(workload)
@@ -72,7 +71,8 @@ def _finish_write(recorder: Recorder, uploader: Uploader, status: str) -> RunRes
 
 
 def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings: S3Settings,
-              write_workload: WriteWorkload, *, out: str | Path | None = None, on_progress: ProgressFn | None = None,
+              write_workload: WriteWorkload, *, out: Destination | str | Path | None = None,
+              on_progress: ProgressFn | None = None,
               create_buckets: bool = False, keep_rows: bool = True) -> RunResult:
     """Reads and writes at the same time, each with its own engine and concurrency; rows of both
     directions in one dataset, a summary per direction."""
@@ -81,8 +81,7 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
     client = S3Client(settings)
     read_workload = settled(read_target, read_workload)
     write_workload = write_workload.with_threads(client.endpoint)
-    if out:
-        check_new_dataset(out)
+    out = Destination.of(out)
     if not read_workload.duration and not read_workload.requests and not read_workload.bytes:
         raise UsageError("a mixed run needs --duration (or a request or byte budget for the reads)")
     # Each engine's check counts only its own sockets; a mixed run holds both's.

@@ -27,12 +27,12 @@ def compare(options: CompareOptions, invocation: Invocation):
     targets = [Target.parse(t) for t in options.target] + ([single_target(options)] if options.url else [])
     if not targets and (options.endpoint or options.region or options.profile or options.ca_bundle):
         raise UsageError("the target options describe a store at a URL: give s3://BUCKET/PREFIX/")
-    resolve_out(options, "compare")
+    out = resolve_out(options, "compare", invocation).directory
     names = available(names, invocation.say)
-    given = dict(size=options.size, repeat=options.repeat, out=options.out, concurrency=options.concurrency,
+    given = dict(size=options.size, repeat=options.repeat, out=out, concurrency=options.concurrency,
                  part_size=options.part_size, endpoint_for=endpoint_for, say=invocation.say)
     if targets:
-        return _with_figure(run_compare(targets, names, **given), options, invocation)
+        return _with_figure(run_compare(targets, names, **given), out, options, invocation)
     with invocation.local_server() as server:
         from objperf.s3.client import S3Client
 
@@ -40,20 +40,20 @@ def compare(options: CompareOptions, invocation: Invocation):
             S3Client(server.settings()).create_bucket(f"objperf-{name}")
             targets.append(Target(name, f"objperf-{name}", "", server.endpoint, "us-east-1", None,
                                   (server.access_key, server.secret_key)))
-        return _with_figure(run_compare(targets, names, **given), options, invocation)
+        return _with_figure(run_compare(targets, names, **given), out, options, invocation)
 
 
-def _with_figure(frame, options: CompareOptions, invocation: Invocation):
-    """``frame``, its timing figure drawn into the dataset first when ``--figures`` asks."""
+def _with_figure(frame, out: Path | None, options: CompareOptions, invocation: Invocation):
+    """``frame``, its timing figure drawn into the dataset ``out`` first when ``--figures`` asks."""
     ok = frame[frame["ok"]]
-    if options.out and options.figures and len(ok):
+    if out and options.figures and len(ok):
         from objperf import plots
 
         runs = ok.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"})
         title = f"{options.size / (1 << 20):g} MiB, {options.repeat} runs per client and store"
         ax = plots.timing_runs(runs, title=title)
-        ax.figure.savefig(Path(options.out) / "compare.png", dpi=120)
-        invocation.say(f"figure {Path(options.out) / 'compare.png'}")
+        ax.figure.savefig(out / "compare.png", dpi=120)
+        invocation.say(f"figure {out / 'compare.png'}")
     return frame
 
 

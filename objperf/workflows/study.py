@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from objperf.core.errors import UsageError
+from objperf.dataset.destination import Destination
 from objperf.dataset.layout import local_place
 from objperf.options.kinds import COUNT, SIZE
 from objperf.options.study import WORKSPACE, StudyOptions
@@ -36,7 +37,7 @@ def study(options: StudyOptions, invocation: Invocation) -> StudyOutcome:
     check_workload_options(options)  # before any server starts
     if not options.out:
         options.out = str(default_out(f"study-{options.name}"))
-    local_place(options.out)  # before any server starts
+    invocation.destination = Destination(directory=local_place(options.out))  # before any server starts
     if options.figures:
         from objperf.plots import studies  # noqa: F401 - a missing extra is said before any step runs
     if not options.cluster_asked():

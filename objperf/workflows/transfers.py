@@ -7,6 +7,7 @@ import contextlib
 import functools
 
 from objperf.core.sizes import format_size
+from objperf.dataset.destination import Destination
 from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
 from objperf.run.invocation import Invocation, resolve_out, with_figures
 
@@ -20,11 +21,11 @@ def fetch(options: FetchOptions, invocation: Invocation):
     from objperf.run.jobs import ReadSource, read_job
     from objperf.s3.target import split_s3_url
 
-    out = _check(options, "fetch")
+    out = _check(options, "fetch", invocation)
     workload = options.workload()
     keys = options.read_keys()
     buckets = list(options.buckets)
-    if not isinstance(out, (str, type(None))):  # into the store it reads (an s3:// URL: store_out says so)
+    if out.store:  # into the store it reads
         read_bucket, read_prefix = split_s3_url(options.url)
         out.check_apart(buckets or [read_bucket], [read_prefix] * max(1, len(buckets)))
     with contextlib.ExitStack() as stack:
@@ -55,10 +56,9 @@ def put(options: PutOptions, invocation: Invocation):
     from objperf.cluster.writes import abort_lost
     from objperf.run.jobs import write_job
 
-    out = _check(options, "put")
+    out = _check(options, "put", invocation)
     buckets, prefix = write_destination(options.url, options.buckets)
-    if not isinstance(out, (str, type(None))):
-        out.check_apart(buckets, [prefix] * len(buckets))
+    out.check_apart(buckets, [prefix] * len(buckets))
     workload = options.write_workload(options.concurrency, buckets, prefix, requests=options.requests)
     with contextlib.ExitStack() as stack:
         if options.url:
@@ -89,7 +89,7 @@ def mixed(options: MixedOptions, invocation: Invocation):
     from objperf.run.jobs import ReadSource, mixed_job
     from objperf.s3.target import split_s3_url
 
-    out = _check(options, "mixed")
+    out = _check(options, "mixed", invocation)
     read_concurrency, write_concurrency = options.directions()
     reads = ReadWorkload(concurrency=read_concurrency, threads=options.threads, range_size=options.range_size,
                          sink=options.sink, duration=options.duration, **options.connection_kwargs())
@@ -97,7 +97,7 @@ def mixed(options: MixedOptions, invocation: Invocation):
     destination = options.write_to or (f"s3://{split_s3_url(options.url)[0]}/objperf-mixed/" if options.url else None)
     buckets, prefix = write_destination(destination, options.buckets)
     writes = options.write_workload(write_concurrency, buckets, prefix)
-    if not isinstance(out, (str, type(None))):
+    if out.store:
         read_bucket, read_prefix = split_s3_url(options.url)
         out.check_apart([*buckets, read_bucket], [prefix] * len(buckets) + [read_prefix])
     with contextlib.ExitStack() as stack:
@@ -122,12 +122,12 @@ def mixed(options: MixedOptions, invocation: Invocation):
     return with_figures(result, options, invocation)
 
 
-def _check(options, name: str):
+def _check(options, name: str, invocation: Invocation) -> Destination:
     """What can be refused before anything starts, and where the dataset goes (a directory, a store, None)."""
     options.check_cluster()
     options.check_target()
     options.check_output()
-    return resolve_out(options, name, store_ok=True)
+    return resolve_out(options, name, invocation, store_ok=True)
 
 
 def write_destination(url: str | None, buckets: tuple[str, ...]) -> tuple[list[str], str]:
