@@ -32,7 +32,7 @@ demo: $(DEMO_STAMP)
 	@echo "objperf is $(VENV)/bin/objperf: '. $(VENV)/bin/activate' puts it on your PATH"
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 # The tests that start nothing (no server, command or kernel): a few minutes.
 test-fast: $(STAMP)
@@ -40,7 +40,7 @@ test-fast: $(STAMP)
 
 # The core of the suite against SeaweedFS, Ceph's RADOS Gateway, Swift's S3 API and moto, each on loopback.
 test-compat: $(STAMP) compat-deps
-	OBJPERF_COMPAT=1 $(PY) -m pytest -q tests/compat
+	OBJPERF_COMPAT=1 $(PY) -m pytest -q --durations=10 tests/compat
 
 compat-deps:
 	@missing=""; for p in $(COMPAT_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

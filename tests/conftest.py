@@ -5,7 +5,6 @@ seeded with objects whose bytes the tests can regenerate."""
 from __future__ import annotations
 
 import http.server
-import inspect
 import os
 import re
 import subprocess
@@ -189,30 +188,17 @@ def _close_figures():
         sys.modules["matplotlib.pyplot"].close("all")
 
 
-# -- markers: which tests start something (a server, a command, a notebook kernel) and which are slow --------
+# -- markers: each test says whether it starts something (``integration``: a server, a command, a notebook
+# kernel), and which are slow (``slow``), cluster's or the compatibility suite's.  What can be checked is:
 
 SERVER_FIXTURES = {"store", "own_server", "trickle_url", "small_disk", "serve", "runs", "dataset", "nginx_h2",
                    "s3_env", "compat", "runs_dir"}
-STARTS_SOMETHING = ("run_cli(", "run_measured(", "HostileS3(", "subprocess.", "LocalSeaweed(", "api.",
-                    "run_compare(", "render(", "run_study(", "Popen(")
-SLOW_MODULES = {"test_studies", "test_cluster", "test_notebooks", "test_compare", "test_install"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """``integration``: the test starts a server, a command or a kernel (``make test-fast`` leaves them out);
-    ``slow``: a module of studies, clusters, notebooks or client comparisons; ``cluster``, ``compat``: theirs."""
-    for item in items:
-        module = item.module.__name__.rpartition(".")[2]
-        try:
-            source = inspect.getsource(item.function)
-        except (OSError, TypeError):
-            source = ""
-        if SERVER_FIXTURES & set(item.fixturenames) or any(s in source for s in STARTS_SOMETHING) \
-                or module in SLOW_MODULES or "compat" in str(item.fspath):
-            item.add_marker(pytest.mark.integration)
-        if module in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-        if module == "test_cluster":
-            item.add_marker(pytest.mark.cluster)
-        if "compat" in str(item.fspath):
-            item.add_marker(pytest.mark.compat)
+    """A test that takes a server fixture but is not marked ``integration`` is refused: ``make test-fast``
+    would start a server for it."""
+    unmarked = [item.nodeid for item in items
+                if SERVER_FIXTURES & set(item.fixturenames) and item.get_closest_marker("integration") is None]
+    if unmarked:
+        raise pytest.UsageError("these tests start a server but are not marked integration: " + ", ".join(unmarked))

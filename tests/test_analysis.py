@@ -17,6 +17,7 @@ def rows(store):
     return run_read(target, ReadWorkload(concurrency=3, threads=1, range_size=RANGE // 4, duration=1.5)).rows
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("bin_s", [0.05, 0.25, 1.0])
 def test_timeline_conserves_bytes(rows, bin_s):
     timeline = throughput_timeline(rows, bin_s=bin_s)
@@ -25,6 +26,7 @@ def test_timeline_conserves_bytes(rows, bin_s):
     assert (timeline["gbps"] >= -1e-9).all()
 
 
+@pytest.mark.integration
 def test_timeline_by_key_adds_up(rows):
     per_key = throughput_timeline(rows, bin_s=0.5, by="key")
     total = throughput_timeline(rows, bin_s=0.5)
@@ -33,6 +35,7 @@ def test_timeline_by_key_adds_up(rows):
     assert set(per_key["key"]) == set(rows["key"])
 
 
+@pytest.mark.integration
 def test_ttfb_percentiles_are_ordered(rows):
     overall = ttfb_percentiles(rows).iloc[0]
     assert 0 < overall["p50"] <= overall["p90"] <= overall["p99"]
@@ -40,6 +43,7 @@ def test_ttfb_percentiles_are_ordered(rows):
     assert len(by_key) == 3
 
 
+@pytest.mark.integration
 def test_error_counts_of_a_clean_run(rows):
     assert error_counts(rows).empty
 
@@ -63,6 +67,7 @@ def test_concurrency_curve_matches_per_step_steady_throughput():
         assert curve.loc[concurrency, "requests"] == steps.loc[concurrency, "requests"]
 
 
+@pytest.mark.integration
 def test_summary_percentiles_are_numpys(rows):
     ttfb_ms = rows["ttfb_s"].to_numpy() * 1000
     assert np.allclose(percentiles(ttfb_ms, [50, 99]), np.nanpercentile(ttfb_ms, [50, 99]), rtol=0, atol=1e-12)
@@ -108,6 +113,7 @@ def test_drift_says_the_gbps_lost_from_the_first_minute_to_the_last():
     assert result["lost_gbps"] == pytest.approx(1.0, abs=0.1) and result["drift_gbps_per_min"] < 0
 
 
+@pytest.mark.integration
 def test_the_round_trip_and_ttfb_as_a_multiple_of_it(store):
     from objperf.analysis.summary_text import format_summary
 
@@ -118,6 +124,7 @@ def test_the_round_trip_and_ttfb_as_a_multiple_of_it(store):
     assert "round trip" in format_summary(summary)
 
 
+@pytest.mark.integration
 def test_a_write_cut_before_any_part_finished_says_none_was_acknowledged(store):
     from objperf.analysis.summary_text import format_summary
     from objperf.plan.writes import WriteWorkload

@@ -35,6 +35,7 @@ def s3_env(store, monkeypatch):
     return store
 
 
+@pytest.mark.integration
 def test_the_api_and_the_command_line_give_the_same_rows(store, tmp_path):
     """The same workload on the embedded server, once from a shell and once from Python: every range
     once, so the rows match one for one."""
@@ -51,6 +52,7 @@ def test_the_api_and_the_command_line_give_the_same_rows(store, tmp_path):
     assert load(run.dataset)["bytes"].sum() == 6 * MIB
 
 
+@pytest.mark.integration
 def test_importing_every_command_module_leaves_the_api_callable(s3_env, tmp_path):
     for name in COMMANDS:
         importlib.import_module(f"objperf.commands.{name}")
@@ -66,11 +68,13 @@ def test_importing_every_command_module_leaves_the_api_callable(s3_env, tmp_path
     ({"json": True}, "json is for the command line"),
     ({"out": "x", "no_save": True}, "contradict"),
 ])
+@pytest.mark.integration
 def test_bad_input_raises_one_usage_error_with_the_commands_line(options, message):
     with pytest.raises(api.UsageError, match=message):
         api.fetch("s3://bucket/key", progress=False, **options)
 
 
+@pytest.mark.integration
 def test_an_existing_out_is_refused_before_any_server_starts(tmp_path, monkeypatch):
     from objperf import fetch
     from objperf.servers.seaweed import LocalSeaweed
@@ -86,6 +90,7 @@ def test_an_existing_out_is_refused_before_any_server_starts(tmp_path, monkeypat
     assert started == [] and (taken / "something").read_text() == "kept"
 
 
+@pytest.mark.integration
 def test_a_run_without_out_keeps_its_dataset_under_runs(store, runs_dir):
     proc = run_cli("objperf.fetch", "--object-size", "4MiB", "--range-size", "1MiB", "--figures",
                    env={**store.env(), "OBJPERF_RUNS": str(runs_dir)})
@@ -95,6 +100,7 @@ def test_a_run_without_out_keeps_its_dataset_under_runs(store, runs_dir):
     assert len(load(dataset)) == 4 and (dataset / "ttfb.png").exists()
 
 
+@pytest.mark.integration
 def test_no_save_keeps_nothing_and_refuses_figures(store, runs_dir):
     proc = run_cli("objperf.fetch", "--object-size", "2MiB", "--no-save", env=store.env())
     assert proc.returncode == 0 and not runs_dir.exists()
@@ -102,6 +108,7 @@ def test_no_save_keeps_nothing_and_refuses_figures(store, runs_dir):
     assert proc.returncode == 2 and "drop --no-save" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.integration
 def test_ctrl_c_during_an_api_run_keeps_its_rows(s3_env, tmp_path, trickle_url):
     """The notebook's stop button is a SIGINT to the kernel: the run stops as on the command line."""
     timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -115,6 +122,7 @@ def test_ctrl_c_during_an_api_run_keeps_its_rows(s3_env, tmp_path, trickle_url):
     assert len(run.df) > 0 and len(load(run.dataset)) == len(run.df)
 
 
+@pytest.mark.integration
 def test_a_background_run_can_be_watched_stopped_and_loaded(s3_env, tmp_path):
     run = api.fetch(f"s3://{s3_env.bucket}/data/odd.bin", endpoint=s3_env.server.endpoint, range_size="1MiB",
                     concurrency=2, duration="60s", out=tmp_path / "run", background=True, progress=False)
@@ -129,6 +137,7 @@ def test_a_background_run_can_be_watched_stopped_and_loaded(s3_env, tmp_path):
     assert "interrupted" in run._repr_html_() and "time to first byte" in run._repr_html_()
 
 
+@pytest.mark.integration
 def test_local_server_serves_every_run_in_its_block(tmp_path, monkeypatch):
     from objperf.servers.seaweed import LocalSeaweed
 
@@ -151,6 +160,7 @@ def test_every_command_takes_c_for_its_concurrency():
         assert args.concurrency == 7, name
 
 
+@pytest.mark.integration
 def test_help_lists_a_commands_options_and_defaults():
     import inspect
 
@@ -160,6 +170,7 @@ def test_help_lists_a_commands_options_and_defaults():
     assert Path(api.__file__).name == "api.py"
 
 
+@pytest.mark.integration
 def test_a_process_sent_sigterm_inside_local_server_leaves_no_server_and_no_directory(tmp_path):
     """A notebook kernel shut down (or ``kill``) with the block open: the block's clean-up still runs."""
     import subprocess

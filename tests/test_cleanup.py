@@ -13,7 +13,7 @@ import pytest
 
 from objperf.core import scratch
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
 def cleanup(*args: str, tmpdir, env: dict) -> subprocess.CompletedProcess:

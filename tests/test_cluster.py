@@ -17,6 +17,8 @@ from conftest import RANGE, run_cli
 from objperf import load
 from objperf.dataset.directory import read_manifest
 
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.cluster]
+
 pytest.importorskip("distributed")
 
 MIB = 1 << 20

@@ -11,6 +11,8 @@ import pytest
 from conftest import run_cli
 from objperf import load
 
+pytestmark = pytest.mark.integration
+
 
 def test_objperf_version_names_objperf_libcurl_and_tls():
     done = run_cli("objperf", "--version")

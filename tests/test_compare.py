@@ -11,6 +11,8 @@ from objperf.options.names import CLIENTS
 from objperf.peers import clients
 from objperf.peers.compare import Target, available, load_client_runs, run_compare
 
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
 MIB = 1 << 20
 
 

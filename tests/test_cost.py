@@ -67,6 +67,7 @@ def test_cost_per_tib_against_request_size_draws():
     assert len(ax.lines) >= 2
 
 
+@pytest.mark.integration
 def test_a_runs_summary_has_a_cost_section(store, tmp_path):
     proc = run_cli("objperf", "fetch", f"s3://{store.bucket}/data/odd.bin", "--endpoint", store.server.endpoint,
                    "--range-size", "1MiB", "-n", "12", "--price", "r2,aws-s3", "--json", "--out", str(tmp_path / "r"),

@@ -21,7 +21,7 @@ from conftest import run_cli, wait_until
 from objperf import load
 
 pytest.importorskip("distributed")
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 DASK = str(Path(sys.executable).parent / "dask")
 
 

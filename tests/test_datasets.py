@@ -41,6 +41,7 @@ def runs(store, tmp_path_factory):
     return {"read2": read2, "read8": read8, "write": write, "study": study, "where": where}
 
 
+@pytest.mark.integration
 def test_a_study_a_read_run_and_a_write_run_load_as_one_frame(runs):
     """It failed with ArrowTypeError: Field run_id has incompatible types: large_string vs dictionary."""
     paths = [runs["study"], runs["read2"].dataset, runs["write"].dataset]
@@ -56,6 +57,7 @@ def test_a_study_a_read_run_and_a_write_run_load_as_one_frame(runs):
         ["CREATE_MPU", "UPLOAD_PART", "COMPLETE_MPU", "PUT", "DELETE", "GET"]).all()
 
 
+@pytest.mark.integration
 def test_plain_runs_join_their_workload_settings(runs):
     from objperf.analysis.saved import with_settings
 
@@ -65,6 +67,7 @@ def test_plain_runs_join_their_workload_settings(runs):
     assert (rows["range_size"] == RANGE).all()
 
 
+@pytest.mark.integration
 def test_analyze_gives_the_summary_the_run_printed(runs):
     proc = run_cli("objperf", "analyze", str(runs["read2"].dataset), "--json")
     assert proc.returncode == 0, proc.stderr
@@ -76,6 +79,7 @@ def test_analyze_gives_the_summary_the_run_printed(runs):
         assert again[name] == pytest.approx(recorded[name]), name
 
 
+@pytest.mark.integration
 def test_analyze_filters_and_groups(runs):
     proc = run_cli("objperf", "analyze", str(runs["read2"].dataset), str(runs["read8"].dataset), "--by",
                    "concurrency", "--op", "GET", "--window", "0.5s..", "--json")
@@ -93,11 +97,13 @@ def test_analyze_filters_and_groups(runs):
     (["--host", "elsewhere"], "bad --host 'elsewhere'"),
     (["--by", "colour"], "bad --by 'colour'"),
 ])
+@pytest.mark.integration
 def test_analyze_bad_input_is_one_line(runs, args, message):
     proc = run_cli("objperf", "analyze", str(runs["read2"].dataset), *args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.integration
 def test_cmp_numbers_are_each_runs_own_and_mismatches_are_flagged(runs, tmp_path):
     a, b = runs["read2"], runs["read8"]
     proc = run_cli("objperf", "cmp", str(a.dataset), str(b.dataset), "--json", "--figures", str(tmp_path / "f"))
@@ -115,6 +121,7 @@ def test_cmp_numbers_are_each_runs_own_and_mismatches_are_flagged(runs, tmp_path
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["changes.png", "throughput.png", "ttfb.png"]
 
 
+@pytest.mark.integration
 def test_cmp_needs_two_datasets():
     proc = run_cli("objperf", "cmp", "somewhere")
     assert proc.returncode == 2 and "diff needs two or more datasets" in proc.stderr
@@ -131,6 +138,7 @@ def copy_of(run, tmp_path):
     return copy
 
 
+@pytest.mark.integration
 def test_the_manifest_lists_every_part_with_its_sha256(runs):
     files = read_manifest(runs["read2"].dataset)["files"]
     assert "requests/part-00000.parquet" in files and any(name.startswith("samples/") for name in files)
@@ -138,6 +146,7 @@ def test_the_manifest_lists_every_part_with_its_sha256(runs):
     assert "steps.parquet" in read_manifest(runs["study"])["files"]
 
 
+@pytest.mark.integration
 def test_an_altered_part_is_caught_in_one_line(runs, tmp_path):
     copy = copy_of(runs["read2"], tmp_path)
     part = copy / "requests" / "part-00000.parquet"
@@ -150,6 +159,7 @@ def test_an_altered_part_is_caught_in_one_line(runs, tmp_path):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "was altered" in proc.stderr
 
 
+@pytest.mark.integration
 def test_a_missing_or_truncated_part_is_caught(runs, tmp_path):
     copy = copy_of(runs["read2"], tmp_path)
     part = copy / "requests" / "part-00000.parquet"
@@ -161,6 +171,7 @@ def test_a_missing_or_truncated_part_is_caught(runs, tmp_path):
         load(copy)
 
 
+@pytest.mark.integration
 def test_a_killed_run_loads_with_a_warning(runs, tmp_path):
     copy = copy_of(runs["read2"], tmp_path)
     manifest = json.loads((copy / MANIFEST).read_text())
@@ -175,6 +186,7 @@ def test_a_killed_run_loads_with_a_warning(runs, tmp_path):
 # -- bundles -------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["run.tar", "run.tar.gz", "run.zip"])
 def test_a_packed_run_loads_as_the_directory_does(runs, tmp_path, name):
     bundle = tmp_path / name
@@ -187,6 +199,7 @@ def test_a_packed_run_loads_as_the_directory_does(runs, tmp_path, name):
     assert set(load_samples(bundle)) == set(load_samples(runs["read2"].dataset))
 
 
+@pytest.mark.integration
 def test_a_packed_study_and_an_altered_bundle(runs, tmp_path):
     bundle = tmp_path / "study.tar"
     assert run_cli("objperf", "pack", str(runs["study"]), "-o", str(bundle)).returncode == 0
@@ -202,6 +215,7 @@ def test_a_packed_study_and_an_altered_bundle(runs, tmp_path):
         load(altered)
 
 
+@pytest.mark.integration
 def test_pack_bad_input_is_one_line(runs, tmp_path):
     proc = run_cli("objperf", "pack", str(runs["read2"].dataset), "-o", str(tmp_path / "x.rar"))
     assert proc.returncode == 2 and "end it with .tar" in proc.stderr
@@ -234,6 +248,7 @@ def test_a_row_read_back_from_a_dataset_is_the_row_the_engine_made():
         np.testing.assert_array_equal(values, cols[name], err_msg=name)
 
 
+@pytest.mark.integration
 def test_a_run_with_a_dataset_lets_its_rows_go_and_its_summary_counts_them_all(store, tmp_path):
     """A run of hours must not hold hours of rows in memory: once written, rows are let go.  The summary
     reads them back from the dataset, and ``rows`` gives every one of them."""
@@ -293,6 +308,7 @@ def test_parts_are_compacted_a_row_group_at_a_time_in_order_and_in_one_schema(tm
     assert writer.manifest["rows"] == 27
 
 
+@pytest.mark.integration
 def test_a_large_manifest_rides_with_the_rows_uncopied(runs):
     """A 9.3 MB manifest (a 10-row run over a 100k-key prefix) made analyze take 3.9 s and diff 17 s: pandas
     deep-copied it on every operation."""

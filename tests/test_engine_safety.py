@@ -31,6 +31,7 @@ def engine_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("objperf-engine")]
 
 
+@pytest.mark.integration
 def test_a_url_table_is_freed_only_once_every_engine_thread_has_moved_past_it(store):
     from objperf._engine.config import plan_engine
 
@@ -79,6 +80,7 @@ HAMMER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration
 def test_urls_swapped_under_preempted_engine_threads_never_read_freed_memory(store):
     key = "data/even.bin"
     size = store.objects[key]
@@ -114,6 +116,7 @@ def busy_interpreter():
     sys.setswitchinterval(interval)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("threads", [3, 8])
 def test_every_engine_thread_has_started_before_the_first_request(store, threads, busy_interpreter):
     from objperf._engine.config import plan_engine
@@ -126,6 +129,7 @@ def test_every_engine_thread_has_started_before_the_first_request(store, threads
         assert sorted(set(engine.drain()["thread"].tolist())) == list(range(threads))
 
 
+@pytest.mark.integration
 def test_a_job_entry_is_reused_only_after_its_job_has_finished(trickle_url):
     from objperf._engine.config import queue_engine
 
@@ -147,6 +151,7 @@ def test_a_job_entry_is_reused_only_after_its_job_has_finished(trickle_url):
         assert sorted(rows["offset"].tolist()) == [0, chunk] and (rows["curl_code"] == CUT_CURL_CODE).all()
 
 
+@pytest.mark.integration
 def test_job_entries_reused_at_full_capacity_for_a_long_run(store):
     from objperf._engine.config import queue_engine
 
@@ -178,6 +183,7 @@ def test_job_entries_reused_at_full_capacity_for_a_long_run(store):
     assert all(s == 206 and c == crcs[o] for o, c, s in zip(rows["offset"], rows["crc32"], rows["status"]))
 
 
+@pytest.mark.integration
 def test_an_aborted_engine_whose_rows_nobody_drains_still_ends(store):
     from objperf._engine.config import plan_engine
 
@@ -193,6 +199,7 @@ def test_an_aborted_engine_whose_rows_nobody_drains_still_ends(store):
     engine.close()
 
 
+@pytest.mark.integration
 def test_a_request_libcurl_will_not_start_leaves_a_row_and_fails_the_run(store):
     from objperf._engine.config import plan_engine
 
@@ -207,6 +214,7 @@ def test_a_request_libcurl_will_not_start_leaves_a_row_and_fails_the_run(store):
     assert "bad argument" in str(fault)
 
 
+@pytest.mark.integration
 def test_the_drive_loop_raises_an_engine_fault_and_marks_the_dataset_failed(store, tmp_path):
     from objperf import load
     from objperf.plan.reads import ReadWorkload
@@ -230,6 +238,7 @@ def test_the_control_plane_checks_every_option_it_sets():
     assert caught.value.code == CURLE_BAD_FUNCTION_ARGUMENT and "CURLOPT_URL" in str(caught.value)
 
 
+@pytest.mark.integration
 def test_an_engine_owns_its_resources_from_construction_to_close(store):
     from objperf._engine.config import plan_engine
 
@@ -248,6 +257,7 @@ def test_an_engine_owns_its_resources_from_construction_to_close(store):
     engine.close()  # closing twice is harmless
 
 
+@pytest.mark.integration
 def test_an_exception_in_a_drain_stops_the_engine_and_marks_the_dataset_failed(store, tmp_path, monkeypatch):
     from objperf import load
     from objperf.plan.reads import ReadWorkload
@@ -275,6 +285,7 @@ def test_an_exception_in_a_drain_stops_the_engine_and_marks_the_dataset_failed(s
     assert manifest["status"] == "failed" and "a bug in a drain" in manifest["summary"]["error"]
 
 
+@pytest.mark.integration
 def test_an_unreachable_endpoint_on_a_port_with_404_in_it_is_unreachable_not_a_missing_bucket(store):
     import socket
 
@@ -307,6 +318,7 @@ def test_errors_are_classified_by_their_codes_not_their_words():
     assert isinstance(error, ObjperfError) and isinstance(error, PermissionError)
 
 
+@pytest.mark.integration
 def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, monkeypatch):
     """A SIGINT taken inside ``Thread.start`` (after the thread exists, before its start is noted) left a
     thread running that ``running`` did not see: ``close`` freed its libcurl handles under it, and the next
@@ -339,6 +351,7 @@ def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, mo
     assert not engine.running and not engine_threads()
 
 
+@pytest.mark.integration
 def test_ctrl_c_while_waiting_for_the_engine_leaves_its_threads_seen(store):
     """Python 3.11's ``Thread.join``, interrupted by Ctrl-C while it waits, notes the thread as ended though it
     still runs (its bpo-45274 branch releases the lock the running thread holds).  ``running`` then said

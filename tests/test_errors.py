@@ -25,6 +25,7 @@ def run_urls(urls, size, engine, n=3):
                                          connect_timeout=3.0))
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 def test_missing_key_is_404_nosuchkey(store, engine):
     url = store.client.presign(store.bucket, "no/such/key")
@@ -38,6 +39,7 @@ def test_missing_key_is_404_nosuchkey(store, engine):
     assert result.summary["error_requests"] == 3
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 def test_bad_signature_is_403(store, engine):
     forged = S3Client(S3Settings(endpoint=store.server.endpoint, region="us-east-1", addressing="path",
@@ -94,6 +96,7 @@ def test_s3_error_codes_are_kept_whole(engine):
     assert result.summary["s3_error_counts"] == {"AuthorizationQueryParametersError": 3}
 
 
+@pytest.mark.integration
 def test_good_and_bad_keys_in_one_run(store):
     good = store.client.presign(store.bucket, "data/small.bin")
     bad = store.client.presign(store.bucket, "missing.bin")
@@ -101,6 +104,7 @@ def test_good_and_bad_keys_in_one_run(store):
     assert sorted(rows["status"].value_counts().items()) == [(206, 5), (404, 5)]
 
 
+@pytest.mark.integration
 def test_local_seaweed_retries_on_fresh_ports_when_one_was_taken(monkeypatch, tmp_path):
     """A port found free can be taken before SeaweedFS binds it; start() tries again on new ones."""
     import socket
@@ -132,6 +136,7 @@ def test_local_seaweed_retries_on_fresh_ports_when_one_was_taken(monkeypatch, tm
     assert f"port {taken}".encode() in (tmp_path / "weed" / "weed.log").read_bytes()  # the first try's failure
 
 
+@pytest.mark.integration
 def test_a_stopped_server_leaves_nothing_in_tmp():
     def seaweed_files() -> set[str]:
         return {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(("seaweedfs-", "weed."))}

@@ -89,6 +89,7 @@ CASES = [(extra, module, argv) for extra, argvs in ENTRY_POINTS.items() for modu
          for argv in argvs]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("extra, module, argv", CASES,
                          ids=[f"{m}-{'-'.join(a[1:3] if len(a) > 1 else a)}" for _, m, a in CASES])
 def test_a_missing_extra_is_one_line_with_the_pip_command(extra, module, argv, blocked_env, data, tmp_path):

@@ -23,6 +23,8 @@ from objperf._engine.payload import payload_parts
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 
+pytestmark = pytest.mark.integration
+
 MIB = 1 << 20
 
 

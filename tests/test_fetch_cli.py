@@ -17,6 +17,8 @@ from conftest import TRICKLE_SIZE, Trickle, run_cli
 from objperf import load
 from objperf.core.schema import CUT_CURL_CODE
 
+pytestmark = pytest.mark.integration
+
 FETCH = "objperf.fetch"
 
 

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from conftest import run_cli
 from objperf import load
+
+pytestmark = pytest.mark.integration
 
 FETCH = "objperf.fetch"
 

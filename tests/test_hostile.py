@@ -69,6 +69,7 @@ def assert_one_clean_error(done: subprocess.CompletedProcess, *words: str) -> No
     ("", "/tmp/objperf-hostile-escaped.bin"),
     ("", "../escaped.bin"),
 ])
+@pytest.mark.integration
 def test_a_listed_key_never_becomes_a_path_outside_the_sink_directory(tmp_path, url_prefix, key):
     sink = tmp_path / "sink"
     sink.mkdir()
@@ -82,6 +83,7 @@ def test_a_listed_key_never_becomes_a_path_outside_the_sink_directory(tmp_path, 
     assert list(sink.iterdir()) == []  # one refused key writes nothing
 
 
+@pytest.mark.integration
 def test_a_key_outside_the_asked_prefix_is_refused(tmp_path):
     with HostileS3("listing-keys", keys=["data/a.bin", "elsewhere/b.bin"]) as s3:
         done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
@@ -107,6 +109,7 @@ def test_confined_path_refuses_a_symlink_leading_out(tmp_path):
 # -- listings without end ------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_an_endless_listing_body_is_cut_at_the_cap_and_memory_stays_bounded():
     with HostileS3("listing-endless-body") as s3:
         started = time.monotonic()
@@ -116,6 +119,7 @@ def test_an_endless_listing_body_is_cut_at_the_cap_and_memory_stays_bounded():
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.integration
 def test_a_listing_that_repeats_its_token_stops_at_once():
     with HostileS3("listing-forever-same-token") as s3:
         done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
@@ -124,6 +128,7 @@ def test_a_listing_that_repeats_its_token_stops_at_once():
     assert_one_clean_error(done, "repeated continuation token", "loops")
 
 
+@pytest.mark.integration
 def test_a_listing_that_never_ends_stops_at_its_deadline():
     with HostileS3("listing-forever-new-token", page_keys=0) as s3:
         started = time.monotonic()
@@ -133,6 +138,7 @@ def test_a_listing_that_never_ends_stops_at_its_deadline():
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.integration
 def test_a_listing_cut_by_the_key_limit_says_so(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEYS["AWS_ACCESS_KEY_ID"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", KEYS["AWS_SECRET_ACCESS_KEY"])
@@ -148,6 +154,7 @@ def test_a_listing_cut_by_the_key_limit_says_so(monkeypatch):
     ("listing-long-token", {"token_bytes": 1 << 20}, ("continuation token is 1.0 MiB long",)),
     ("listing-long-token", {"token_bytes": 4097}, ("continuation token is 4,097 bytes long",)),
 ])
+@pytest.mark.integration
 def test_a_listing_that_would_pile_up_long_names_stops_at_its_first_page(mode, options, words):
     """One 1 MB key (or token) a page, pages without end: refused at the first, as S3 holds none so long."""
     with HostileS3(mode, **options) as s3:
@@ -159,6 +166,7 @@ def test_a_listing_that_would_pile_up_long_names_stops_at_its_first_page(mode, o
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.integration
 def test_a_listing_of_the_longest_keys_holds_at_most_its_cap_of_names():
     """Pages of 1,000 keys of 1,024 bytes each without end: the keys held stop at the listing's cap of
     bytes of names, one line, long before the memory's end (and before the first GET)."""
@@ -173,6 +181,7 @@ def test_a_listing_of_the_longest_keys_holds_at_most_its_cap_of_names():
     assert rss < (LISTING_KEY_BYTES * 3) + (150 << 20), f"peak RSS {rss >> 20} MiB"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("page_keys", [1, 1000])
 def test_a_listing_that_repeats_its_keys_is_one_line_and_nothing_is_read(page_keys):
     """Always truncated, a new token each page and the same keys on every one: not new objects."""
@@ -190,6 +199,7 @@ def test_a_listing_that_repeats_its_keys_is_one_line_and_nothing_is_read(page_ke
     (["data/a-c", "data/a/b", "data/a.x"], "'data/a.x' after a key that comes later"),
     (["data/é", "data/z"], "'data/z' after a key that comes later"),  # UTF-8's order, not the code points'
 ])
+@pytest.mark.integration
 def test_a_listing_out_of_order_is_one_line_before_any_read(keys, word):
     with HostileS3("listing-keys", keys=keys, objects=dict.fromkeys(keys, 1 << 20)) as s3:
         done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
@@ -198,6 +208,7 @@ def test_a_listing_out_of_order_is_one_line_before_any_read(keys, word):
     assert_one_clean_error(done, word, "listing is broken")
 
 
+@pytest.mark.integration
 def test_a_listing_in_either_order_stores_give_is_taken(store):
     """S3's order (UTF-8 binary) and a directory walk's ('a/b' before 'a-c', as SeaweedFS lists) both hold
     each key once: both are listings."""
@@ -227,6 +238,7 @@ def test_a_listing_in_either_order_stores_give_is_taken(store):
     ("listing-bad-size", "99999999999999999999", ("not a byte count",)),
     ("listing-not-xml", "", ("not XML",)),
 ])
+@pytest.mark.integration
 def test_a_malformed_listing_is_one_line(mode, bad_size, words):
     with HostileS3(mode, bad_size=bad_size) as s3:
         done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--no-save",
@@ -242,6 +254,7 @@ def put_args(s3: HostileS3, tmp_path: Path, *extra: str) -> list[str]:
             "-c", "2", "--out", str(tmp_path / "put"), *extra]
 
 
+@pytest.mark.integration
 def test_a_create_without_upload_id_sends_no_part_and_fails(tmp_path):
     with HostileS3("create-no-upload-id") as s3:
         done = run_cli("objperf", "put", *put_args(s3, tmp_path, "--keys", "2"), env=env(), timeout=60)
@@ -255,6 +268,7 @@ def test_a_create_without_upload_id_sends_no_part_and_fails(tmp_path):
     assert "not an answer S3 gives" in done.stdout
 
 
+@pytest.mark.integration
 def test_a_part_without_etag_is_a_failed_row_and_the_upload_is_never_completed(tmp_path):
     with HostileS3("part-no-etag") as s3:
         done = run_cli("objperf", "put", *put_args(s3, tmp_path), env=env(), timeout=60)
@@ -266,6 +280,7 @@ def test_a_part_without_etag_is_a_failed_row_and_the_upload_is_never_completed(t
     assert len(parts) >= 1 and (parts.curl_code == 8).all() and (parts.bytes == 0).all()
 
 
+@pytest.mark.integration
 def test_a_complete_answered_200_with_an_error_body_fails_the_object(tmp_path):
     with HostileS3("complete-200-error") as s3:
         done = run_cli("objperf", "put", *put_args(s3, tmp_path), env=env(), timeout=60)
@@ -274,6 +289,7 @@ def test_a_complete_answered_200_with_an_error_body_fails_the_object(tmp_path):
     assert "0 uploads completed, 1 failed" in done.stdout
 
 
+@pytest.mark.integration
 def test_an_endless_create_answer_is_cut_and_memory_stays_bounded(tmp_path):
     with HostileS3("create-endless-body") as s3:
         done, rss = run_measured("objperf", "put", *put_args(s3, tmp_path))
@@ -283,6 +299,7 @@ def test_an_endless_create_answer_is_cut_and_memory_stays_bounded(tmp_path):
     assert (rows[rows.op == "CREATE_MPU"].curl_code == 63).all()
 
 
+@pytest.mark.integration
 def test_a_trickled_create_ends_with_the_runs_duration(tmp_path):
     with HostileS3("create-trickle") as s3:
         started = time.monotonic()
@@ -293,6 +310,7 @@ def test_a_trickled_create_ends_with_the_runs_duration(tmp_path):
     assert json.loads((tmp_path / "put" / "manifest.json").read_text())["status"] != "running"
 
 
+@pytest.mark.integration
 def test_sigterm_ends_a_run_waiting_on_a_trickled_create(tmp_path):
     with HostileS3("create-trickle") as s3:
         proc = subprocess.Popen([sys.executable, "-m", "objperf", "put", *put_args(s3, tmp_path, "--duration", "5m")],
@@ -308,6 +326,7 @@ def test_sigterm_ends_a_run_waiting_on_a_trickled_create(tmp_path):
     assert manifest["status"] == "interrupted"
 
 
+@pytest.mark.integration
 def test_all_parts_refused_is_a_failed_run_whose_summary_counts_what_was_sent(tmp_path):
     with HostileS3("part-500") as s3:
         done = run_cli("objperf", "put", *put_args(s3, tmp_path, "--json"), env=env(), timeout=60)
@@ -323,6 +342,7 @@ def test_all_parts_refused_is_a_failed_run_whose_summary_counts_what_was_sent(tm
 # -- GETs whose answer is not the range asked -------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode, code", [("wrong-content-range", 33), ("short-body", 18)])
 def test_a_206_that_is_not_the_range_asked_is_a_failed_row(tmp_path, mode, code):
     with HostileS3(mode, objects={"data/obj.bin": 4 << 20}) as s3:
@@ -337,6 +357,7 @@ def test_a_206_that_is_not_the_range_asked_is_a_failed_row(tmp_path, mode, code)
     assert done.returncode == (0 if len(wrong) < len(rows) else 1)
 
 
+@pytest.mark.integration
 def test_an_object_longer_than_its_head_said_lands_no_byte(tmp_path):
     sink = tmp_path / "sink"
     with HostileS3("head-says-zero", objects={"data/obj.bin": 4 << 20}) as s3:
@@ -352,6 +373,7 @@ def test_an_object_longer_than_its_head_said_lands_no_byte(tmp_path):
 # -- what reaches the terminal ---------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_control_bytes_from_the_server_never_reach_the_terminal(tmp_path):
     with HostileS3("ansi-error") as s3:
         for args in (["objperf.fetch", f"s3://{s3.bucket}/data/obj.bin"],
@@ -376,6 +398,7 @@ def test_control_bytes_from_the_server_never_reach_the_terminal(tmp_path):
     ("objperf.commands.put", ["--object-size", "6TiB"]),
     ("objperf.commands.put", ["-c", "99999999999"]),
 ])
+@pytest.mark.integration
 def test_a_number_too_large_is_one_line_before_any_request(command, args):
     with HostileS3("well-behaved") as s3:
         url = f"s3://{s3.bucket}/data/" if command == "objperf.fetch" else f"s3://{s3.bucket}/w/"
@@ -385,6 +408,7 @@ def test_a_number_too_large_is_one_line_before_any_request(command, args):
     assert done.returncode == 2
 
 
+@pytest.mark.integration
 def test_put_with_a_hundred_million_keys_holds_none_before_its_first_request(tmp_path):
     with HostileS3("well-behaved") as s3:
         done, rss = run_measured("objperf", "put", f"s3://{s3.bucket}/w/", "--endpoint", s3.endpoint, "--keys",
@@ -428,6 +452,7 @@ def subject_only_certificate(where: Path) -> tuple[str, str, str]:
     return tuple(map(str, paths))
 
 
+@pytest.mark.integration
 def test_both_planes_judge_a_certificate_by_the_engines_rule(tmp_path, monkeypatch):
     """The control plane's requests go over libcurl whichever plane signs them, so a certificate is judged by
     the rule that judges every GET: never refused for the control plane and taken for the data (nor the
@@ -457,6 +482,7 @@ def test_both_planes_judge_a_certificate_by_the_engines_rule(tmp_path, monkeypat
     assert_one_clean_error(refused, "TLS certificate not trusted", "--ca-bundle")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("scheme", ["s3", "http"])
 def test_a_head_answer_followed_by_an_endless_body_ends_in_time(scheme):
     with HostileS3("head-endless-body") as s3:
@@ -490,6 +516,7 @@ def served(dataset: Path, prefix: str = "ds/") -> dict[str, bytes]:
     return {prefix + str(p.relative_to(dataset)): p.read_bytes() for p in dataset.rglob("*") if p.is_file()}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", ["uploads-endless-body", "uploads-endless-error"])
 def test_cleanup_cuts_an_endless_uploads_answer_at_the_cap_in_one_line(mode):
     with HostileS3(mode) as s3:
@@ -506,6 +533,7 @@ def test_cleanup_cuts_an_endless_uploads_answer_at_the_cap_in_one_line(mode):
     ("get-endless-error", ("GET s3://hostile/ds/manifest.json", "longer than 8 MiB")),
     ("get-endless-body", ("larger than a manifest can be",)),
 ])
+@pytest.mark.integration
 def test_analyze_of_a_dataset_in_a_store_cuts_an_endless_answer_in_one_line(small_dataset, mode, words):
     with HostileS3(mode, files=served(small_dataset)) as s3:
         started = time.monotonic()
@@ -515,6 +543,7 @@ def test_analyze_of_a_dataset_in_a_store_cuts_an_endless_answer_in_one_line(smal
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", ["put-endless-body", "put-endless-error"])
 def test_push_cuts_an_endless_answer_in_one_line(small_dataset, mode):
     with HostileS3(mode) as s3:
@@ -541,6 +570,7 @@ def _push(client: S3Client, s3: HostileS3, tmp_path: Path) -> None:
     push(tmp_path / "ds", f"s3://{s3.bucket}/shared/", client.settings)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode, call", [("uploads-trickle", _cleanup), ("get-trickle", _pull),
                                         ("put-trickle", _push)])
 def test_a_trickled_botocore_answer_ends_at_the_control_timeout(small_dataset, tmp_path, monkeypatch, mode, call):
@@ -558,6 +588,7 @@ def test_a_trickled_botocore_answer_ends_at_the_control_timeout(small_dataset, t
     assert 3 <= took < 10, f"took {took:.1f}s"
 
 
+@pytest.mark.integration
 def test_botocore_calls_still_read_whole_answers_and_objects_within_the_callers_limit(small_dataset, tmp_path,
                                                                                     monkeypatch):
     for name, value in KEYS.items():
@@ -579,6 +610,7 @@ def objperf_load_pulled(s3: HostileS3, tmp_path: Path):
     return load(pull(f"s3://{s3.bucket}/ds/", settings_for(s3), tmp_path / "back"))
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("upload", [("objperf/" + "k" * 2000, "u-1"), ("objperf/objperf-0123abcd-00001", "u" * 5000)])
 def test_cleanup_refuses_an_upload_named_longer_than_s3_names_them(upload):
     with HostileS3("well-behaved", uploads=[upload]) as s3:

@@ -19,6 +19,7 @@ OBJECT = {"data/obj.bin": 4 << 20}
 
 
 # Multipart, and one PUT an object: 3/4 of each body is more than the connection's buffers hold
+@pytest.mark.integration
 @pytest.mark.parametrize("sizes", [("64MiB", "32MiB"), ("32MiB", "32MiB")])
 def test_a_write_acknowledged_before_its_body_was_sent_is_not_done(tmp_path, sizes):
     """Answered 200 with an ETag and the connection closed, each part 3 of 4 MiB sent: the run said
@@ -37,6 +38,7 @@ def test_a_write_acknowledged_before_its_body_was_sent_is_not_done(tmp_path, siz
     assert "0 uploads completed" in done.stdout
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ["curl", "requests"])
 def test_a_failed_requests_bytes_are_never_counted(tmp_path, engine):
     """Rows libcurl failed (the body cut: 18) kept their bytes: every request failed, and the run said
@@ -73,6 +75,7 @@ def test_a_summary_counts_no_byte_of_a_failed_row_whatever_the_row_says():
     assert s["directions"]["write"]["bytes"] == 1000 and s["directions"]["write"]["sent_bytes"] == 3000
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ["curl", "requests"])
 def test_a_redirect_elsewhere_is_a_failed_row_on_every_engine(tmp_path, engine):
     """--engine requests followed redirects (up to 30) to another host and counted its bytes as the store's."""
@@ -87,6 +90,7 @@ def test_a_redirect_elsewhere_is_a_failed_row_on_every_engine(tmp_path, engine):
     assert len(rows) == 4 and (rows.status == 302).all() and (rows.bytes == 0).all()
 
 
+@pytest.mark.integration
 def test_an_upload_the_store_opens_again_after_its_abort_is_aborted_again(tmp_path):
     """A part a store wrote after it took the upload's abort opened the upload again: a busy SeaweedFS left
     one open after a full disk ended a put, and every later write test found it."""
@@ -97,6 +101,7 @@ def test_an_upload_the_store_opens_again_after_its_abort_is_aborted_again(tmp_pa
     assert "Traceback" not in done.stderr and "left open" not in done.stdout + done.stderr, done.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("url", ["s3://{bucket}/data/obj.bin", "{endpoint}/{bucket}/data/obj.bin"])
 def test_a_size_no_object_can_have_is_one_line_before_any_get(tmp_path, url):
     """A HEAD size over 5 TiB (up to 2^63 - 1) was taken as the object's size."""
@@ -109,6 +114,7 @@ def test_a_size_no_object_can_have_is_one_line_before_any_get(tmp_path, url):
     assert "not a size an S3 object can have" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_an_error_line_is_shortened_not_printed_whole(tmp_path):
     """Error lines were never shortened: a 70 KB key was printed whole."""
     from objperf.core.sanitize import ERROR_LINE_CHARS
@@ -122,6 +128,7 @@ def test_an_error_line_is_shortened_not_printed_whole(tmp_path):
     assert "\x1b" not in line
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ["curl", "requests"])
 def test_a_key_with_dot_segments_is_asked_for_as_named_or_refused(tmp_path, engine):
     """libcurl squashed '.' and '..' (no CURLOPT_PATH_AS_IS): a listed key data/./x/../obj.bin was asked for
@@ -141,6 +148,7 @@ def test_a_key_with_dot_segments_is_asked_for_as_named_or_refused(tmp_path, engi
         assert done.returncode == 2 and asked == [] and "as named" in done.stderr, done.stderr
 
 
+@pytest.mark.integration
 def test_an_answer_that_is_no_http_is_not_said_to_be_an_endpoint_out_of_reach(tmp_path):
     """An invalid Content-Length read 'cannot reach endpoint', as if the store were down."""
     with HostileS3("head-bad-length", objects=OBJECT) as s3:

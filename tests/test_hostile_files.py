@@ -50,6 +50,7 @@ def copy_of(dataset, tmp_path, manifest_change):
 # -- a manifest names only files of its own dataset ------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["/dev/zero", "../../../../etc/passwd", "requests/../../x.parquet",
                                   "requests/part-00000.parquet\0", "notes.txt", 5])
 def test_a_manifest_naming_a_file_outside_its_dataset_is_refused(dataset, tmp_path, name):
@@ -63,6 +64,7 @@ def test_a_manifest_naming_a_file_outside_its_dataset_is_refused(dataset, tmp_pa
     assert str(os.stat("/etc/passwd").st_size) not in done.stderr
 
 
+@pytest.mark.integration
 def test_a_fifo_where_a_part_should_be_never_hangs_a_load(dataset, tmp_path):
     copy = copy_of(dataset, tmp_path, lambda m: None)
     os.mkfifo(copy / "requests" / "part-00007.parquet")
@@ -74,6 +76,7 @@ def test_a_fifo_where_a_part_should_be_never_hangs_a_load(dataset, tmp_path):
         load(copy2)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("manifest_text", ["[]", '"x"', '{"files": []}', '{"files": {"requests/part-0.parquet": 3}}',
                                            '{"files": {"requests/part-0.parquet": {"bytes": "9", "sha256": "x"}}}',
                                            '{"files": {"requests/part-0.parquet": {"bytes": -1, "sha256": "x"}}}',
@@ -88,6 +91,7 @@ def test_a_malformed_manifest_is_one_line(dataset, tmp_path, manifest_text):
     assert len([line for line in done.stderr.splitlines() if "error" in line]) == 1
 
 
+@pytest.mark.integration
 def test_a_bundle_member_expands_no_further_than_the_cap(dataset, tmp_path, monkeypatch):
     bundle = pack(dataset, tmp_path / "b.tar.gz")
     assert len(load(bundle)) == len(load(dataset))
@@ -98,6 +102,7 @@ def test_a_bundle_member_expands_no_further_than_the_cap(dataset, tmp_path, monk
         load(bundle)
 
 
+@pytest.mark.integration
 def test_a_damaged_bundle_is_refused_and_leaves_no_scratch_behind(dataset, tmp_path):
     import io
     import tempfile
@@ -158,6 +163,7 @@ def test_a_line_without_end_is_refused_not_held(tmp_path):
         warp.parse(path)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("value", ["-5", "1e99", "nan", "3.5", "inf", "99999999999999999999"])
 def test_an_import_with_a_byte_count_that_is_none_is_one_line(tmp_path, value):
     ops = warp_ops(5)
@@ -177,6 +183,7 @@ def test_a_warp_error_quoted_across_lines_imports(tmp_path):
     assert len(rows) == 6 and rows.s3_error.iloc[3] == "first line\nsecond line"
 
 
+@pytest.mark.integration
 def test_secrets_on_an_imported_command_line_never_reach_the_manifest(tmp_path):
     path = write_warp(tmp_path / "w.csv.zst", warp_ops(4))
     text = pa.input_stream(str(path), compression="zstd").read().decode()
@@ -194,6 +201,7 @@ def test_secrets_on_an_imported_command_line_never_reach_the_manifest(tmp_path):
 # -- URL passwords -------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_a_password_in_a_url_never_reaches_a_dataset_figure_bundle_or_terminal(tmp_path):
     with HostileS3("well-behaved", objects={"data/obj.bin": 1 << 20}) as s3:
         url = s3.endpoint.replace("http://", f"http://user:{PASSWORD}@") + "/hostile/data/obj.bin"
@@ -210,6 +218,7 @@ def test_a_password_in_a_url_never_reaches_a_dataset_figure_bundle_or_terminal(t
     assert np.isfinite(load(tmp_path / "r").total_s).all()
 
 
+@pytest.mark.integration
 def test_control_bytes_in_an_imported_file_never_reach_the_terminal(tmp_path):
     ops = warp_ops(6)
     ops[1] = (*ops[1][:3], "obj/\x1b]0;pwned\x07\x1b[2J", "\x1b[31mSlowDown\x08", *ops[1][5:])
@@ -270,6 +279,7 @@ def analyze_measured(*args: str):
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), rss
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("rows, columns", [(50_000_000, ("t_start", "bytes", "op")), (20_000_000, ("op",)),
                                            (300_000, ("t_start",))])
 @pytest.mark.parametrize("how", ["load", "analyze", "scan", "bundle"])
@@ -294,6 +304,7 @@ def test_a_part_declaring_more_rows_than_its_size_holds_is_refused_from_its_foot
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.integration
 def test_parts_declaring_more_rows_than_the_manifest_are_refused(dataset, tmp_path):
     """A part within what its size holds, and more rows than the manifest says the dataset has."""
     import pyarrow.parquet as pq
@@ -310,6 +321,7 @@ def test_parts_declaring_more_rows_than_the_manifest_are_refused(dataset, tmp_pa
     assert done.returncode == 2 and "its manifest says" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.integration
 def test_a_part_that_would_expand_past_its_bytes_is_refused(dataset, tmp_path, monkeypatch):
     import objperf.dataset.source
 
@@ -320,6 +332,7 @@ def test_a_part_that_would_expand_past_its_bytes_is_refused(dataset, tmp_path, m
         load(crafted)
 
 
+@pytest.mark.integration
 def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
     from objperf.dataset.directory import load_samples
 
@@ -329,6 +342,7 @@ def test_a_samples_part_is_held_to_its_footer_too(dataset, tmp_path):
         load_samples(crafted)
 
 
+@pytest.mark.integration
 def test_real_parts_load_within_their_bounds(dataset):
     """objperf's own parts are far inside what a part may declare."""
     from objperf.dataset.source import PART_ROWS_PER_BYTE, part_rows
@@ -380,6 +394,7 @@ def test_a_bundle_of_a_great_many_members_is_refused_in_a_line_and_bounded(tmp_p
     assert took < 30, f"took {took:.0f}s"
 
 
+@pytest.mark.integration
 def test_a_bundle_of_many_members_within_the_cap_still_opens(dataset, tmp_path):
     import shutil
 
@@ -438,6 +453,7 @@ def assert_loads_or_one_line(path) -> None:
     assert not any(word in stderr for word in ("Traceback", "KeyError", "AttributeError", "TypeError")), stderr
 
 
+@pytest.mark.integration
 @SOME
 @given(st.dictionaries(st.sampled_from(MANIFEST_FIELDS), any_json, min_size=1, max_size=4))
 def test_a_manifest_of_any_types_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, changes):
@@ -445,6 +461,7 @@ def test_a_manifest_of_any_types_loads_or_is_one_line_exit_2(dataset, tmp_path_f
     assert_loads_or_one_line(copy)
 
 
+@pytest.mark.integration
 @SOME
 @given(st.dictionaries(st.sampled_from(COLUMNS), st.sampled_from(ARROW_TYPES), min_size=1, max_size=6))
 def test_a_part_of_any_schema_loads_or_is_one_line_exit_2(dataset, tmp_path_factory, schema):
@@ -465,6 +482,7 @@ def test_a_part_of_any_schema_loads_or_is_one_line_exit_2(dataset, tmp_path_fact
 # -- directories that lead elsewhere -----------------------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("linked", ["requests", "samples", "samples/nic"])
 def test_a_dataset_whose_directory_is_a_symlink_elsewhere_is_refused(dataset, tmp_path, linked):
     """Its parts would be read from wherever the link leads (another dataset, another user's files)."""

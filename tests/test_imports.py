@@ -56,6 +56,7 @@ def write_warp(path, ops, *, old: bool = False, zstd: bool = True):
     return path
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("old, zstd", [(False, True), (True, True), (False, False)])
 def test_a_warp_file_becomes_rows_exactly(tmp_path, old, zstd):
     ops = warp_ops()
@@ -81,6 +82,7 @@ def test_a_warp_file_becomes_rows_exactly(tmp_path, old, zstd):
     assert manifest["summary"]["error_requests"] == 4 and manifest["summary"]["requests"] == len(ops)
 
 
+@pytest.mark.integration
 def test_imported_warp_rows_plot_and_compare_beside_objperfs(tmp_path):
     from objperf import plots
 
@@ -108,6 +110,7 @@ def test_the_python_api_imports_warp(tmp_path):
      "line 3: bad start time 'yesterday'"),
     (lambda lines: ["idx\tthread\tcolour"] + lines[1:], "line 1: not a warp header"),
 ])
+@pytest.mark.integration
 def test_a_malformed_warp_file_is_one_line_naming_the_line(tmp_path, mangle, message):
     path = write_warp(tmp_path / "w.csv", warp_ops(6), zstd=False)
     path.write_text("\n".join(mangle(path.read_text().splitlines())) + "\n")
@@ -117,6 +120,7 @@ def test_a_malformed_warp_file_is_one_line_naming_the_line(tmp_path, mangle, mes
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("times", [(2.0, 2.001, 1.0),  # it ends before it starts
                                    (1.0, 1.5, 1.2),  # its first byte after its end
                                    (1.0, 0.9, 1.2),  # its first byte before its start
@@ -176,6 +180,7 @@ def write_elbencho_live(path, intervals):
     return path
 
 
+@pytest.mark.integration
 def test_an_elbencho_results_file_is_a_phases_table_the_concurrency_plot_takes(tmp_path):
     from objperf import plots
 
@@ -204,6 +209,7 @@ def test_an_elbencho_live_file_is_an_intervals_table_the_timeline_plot_takes(tmp
     assert max(ax.lines[0].get_ydata()) == pytest.approx(700 * (1 << 20) * 8 / 1e9)
 
 
+@pytest.mark.integration
 def test_a_malformed_elbencho_file_is_one_line(tmp_path):
     path = write_elbencho_live(tmp_path / "live.csv", [("READ", 1000, 500), ("READ", 2000, 700)])
     lines = path.read_text().splitlines()

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 MAX_LINES = 200
 

@@ -32,6 +32,7 @@ def owned_scratch() -> dict[Path, dict]:
     return found
 
 
+@pytest.mark.integration
 def test_a_killed_run_leaves_no_server_and_its_scratch_is_swept_by_the_next(tmp_path):
     before_servers, before_dirs = weed_processes(), set(owned_scratch())
     proc = subprocess.Popen([sys.executable, "-m", "objperf.fetch", "--duration", "5m", "--no-save",
@@ -67,6 +68,7 @@ def test_a_live_processes_scratch_is_never_swept(tmp_path):
     assert mine.exists() and unowned.exists() and not gone.exists()
 
 
+@pytest.mark.integration
 def test_cleanup_lists_and_aborts_objperfs_open_uploads_and_no_others(store):
     client = store.client._botocore.client
     ours = client.create_multipart_upload(Bucket=store.bucket, Key="left/objperf-0123abcd-00001")["UploadId"]

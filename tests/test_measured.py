@@ -14,6 +14,7 @@ from objperf import api
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("command", ["fetch", "put", "mixed", "study"])
 @pytest.mark.parametrize("flags", [["--endpoint-url", "http://127.0.0.1:1"], ["--profile", "r2-test"],
                                    ["--region", "auto"], ["--region", "auto", "--profile", "x"]])
@@ -27,6 +28,7 @@ def test_target_flags_without_an_s3_url_are_one_line_before_anything_starts(tmp_
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.integration
 def test_target_flags_with_a_plain_http_url_are_refused_too():
     with HostileS3("well-behaved") as s3:
         done = run_cli("objperf.fetch", f"{s3.endpoint}/hostile/data/obj.bin", "--region", "eu-west-1", "--no-save",
@@ -35,6 +37,7 @@ def test_target_flags_with_a_plain_http_url_are_refused_too():
     assert done.returncode == 2 and "is not an s3:// URL" in done.stderr
 
 
+@pytest.mark.integration
 def test_the_api_refuses_target_options_without_a_url(tmp_path):
     with pytest.raises(ValueError, match="no s3://BUCKET/… URL was given"):
         api.fetch(endpoint_url="http://127.0.0.1:1", out=tmp_path / "o", progress=False)
@@ -64,6 +67,7 @@ def runs(tmp_path_factory):
     return where
 
 
+@pytest.mark.integration
 def test_analyze_json_is_json_with_nulls_for_what_was_not_measured(runs):
     done = run_cli("objperf", "analyze", str(runs / "failed"), "--json", timeout=60)
     assert done.returncode == 0, done.stderr
@@ -73,6 +77,7 @@ def test_analyze_json_is_json_with_nulls_for_what_was_not_measured(runs):
     assert run.returncode != 0
 
 
+@pytest.mark.integration
 def test_analyze_says_when_it_pools_separate_runs(runs):
     pooled = run_cli("objperf", "analyze", str(runs / "a"), str(runs / "b"), timeout=60)
     assert "2 separate runs counted as one" in pooled.stdout
@@ -80,6 +85,7 @@ def test_analyze_says_when_it_pools_separate_runs(runs):
     assert "counted as one" not in apart.stdout
 
 
+@pytest.mark.integration
 def test_cmp_never_calls_a_figure_not_measured_within_noise(runs):
     done = run_cli("objperf", "diff", str(runs / "a"), str(runs / "failed"), timeout=60)
     assert done.returncode == 0, done.stderr
@@ -104,6 +110,7 @@ def test_beyond_noise_is_unknown_without_a_spread():
     assert beyond_noise(1.0, 2.0, [0.1, 0.2]) is True
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ["curl", "requests"])
 def test_a_request_that_got_no_byte_has_no_time_to_first_byte(tmp_path, engine):
     from objperf import load
@@ -118,6 +125,7 @@ def test_a_request_that_got_no_byte_has_no_time_to_first_byte(tmp_path, engine):
     assert (rows["total_s"] > 0).all()
 
 
+@pytest.mark.integration
 def test_a_run_that_kept_no_rows_says_so_instead_of_an_empty_frame():
     with HostileS3("well-behaved", objects={"data/obj.bin": 4 << 20}) as s3:
         run = api.fetch(f"{s3.endpoint}/hostile/data/obj.bin", range_size="1MiB", no_save=True, progress=False)
@@ -126,6 +134,7 @@ def test_a_run_that_kept_no_rows_says_so_instead_of_an_empty_frame():
         run.df  # noqa: B018
 
 
+@pytest.mark.integration
 def test_control_rows_say_no_address_etag_or_http_version(tmp_path):
     from objperf import load
 
@@ -186,6 +195,7 @@ def nginx_h2(tmp_path):
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.integration
 def test_http2_streams_share_a_connection_and_the_summary_counts_both(nginx_h2, tmp_path):
     url, ca = nginx_h2
     done = run_cli("objperf.fetch", url, "--http", "2", "-c", "16", "--threads", "1", "--range-size", "256KiB",
@@ -210,6 +220,7 @@ def test_the_cpu_bound_warning_needs_a_run_long_enough_to_say(wall_s, warned):
     assert evidence["client_cpu_bound"] is warned
 
 
+@pytest.mark.integration
 def test_the_objects_line_accounts_for_every_upload_opened(store, tmp_path):
     from objperf import load
 
@@ -225,6 +236,7 @@ def test_the_objects_line_accounts_for_every_upload_opened(store, tmp_path):
     assert opened == accounted, (opened, {k: v for k, v in summary.items() if k.startswith("objects")})
 
 
+@pytest.mark.integration
 def test_an_answer_that_is_not_http_is_named_so(tmp_path):
     with HostileS3("not-http") as s3:
         done = run_cli("objperf.fetch", f"s3://{s3.bucket}/data/obj.bin", "--endpoint", s3.endpoint, "--requests",
@@ -235,6 +247,7 @@ def test_an_answer_that_is_not_http_is_named_so(tmp_path):
     assert "an answer that was not HTTP (no status line): 3" in done.stdout, done.stdout
 
 
+@pytest.mark.integration
 def test_a_start_gate_that_fails_ends_the_run_failed_with_its_reason(store, tmp_path):
     """A cluster host whose start never comes (the driver gone): the run ends 'failed' saying why, not with an
     AttributeError from a clock that never started."""

@@ -11,6 +11,8 @@ import pytest
 
 from objperf.plots.notebooks import is_blank, render
 
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 FIGURE_NOTEBOOKS = sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("00-"))
 

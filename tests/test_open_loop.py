@@ -23,6 +23,7 @@ def fetch(store, out, *args, endpoint=None, key="data/small.bin"):
     return json.loads(done.stdout), load(out)
 
 
+@pytest.mark.integration
 def test_an_open_loop_run_starts_requests_at_the_rate_asked(store, tmp_path):
     summary, rows = fetch(store, tmp_path / "r", "--rate", "200/s", "-c", "8", "--duration", "3s")
     open_loop = summary["open_loop"]
@@ -36,6 +37,7 @@ def test_an_open_loop_run_starts_requests_at_the_rate_asked(store, tmp_path):
     assert (late >= 0).all() and late.median() < 0.0003
 
 
+@pytest.mark.integration
 def test_against_a_slowed_store_latency_from_the_schedule_grows_with_the_backlog(store, tmp_path):
     """2 slots and 40 ms each way hold at most 25 requests a second; asked for 100, the backlog grows and
     every later request waits longer for a slot: the service time stays flat, the corrected latency does not."""
@@ -54,12 +56,14 @@ def test_against_a_slowed_store_latency_from_the_schedule_grows_with_the_backlog
     assert waited[half:].mean() > 2 * waited[:half].mean()  # the backlog grows: later requests wait longer
 
 
+@pytest.mark.integration
 def test_a_closed_loop_run_is_due_when_it_starts(store, tmp_path):
     summary, rows = fetch(store, tmp_path / "closed", "-c", "4", "--requests", "40")
     assert "open_loop" not in summary
     assert (rows["t_intended"] == rows["t_start"]).all()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("range_size", ["256KiB", "8MiB"])  # transfers smaller than a socket buffer, and larger
 def test_max_rate_caps_a_runs_bandwidth(store, tmp_path, range_size):
     cap = 40 << 20
@@ -69,6 +73,7 @@ def test_max_rate_caps_a_runs_bandwidth(store, tmp_path, range_size):
     assert 0.5 * cap < achieved < 1.15 * cap, achieved / cap
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("flag, value", [("--rate", "0"), ("--rate", "fast"), ("--rate", "-5/s"),
                                          ("--max-rate", "0"), ("--max-rate", "lots/s")])
 def test_a_bad_rate_is_one_line_before_any_request(flag, value):
@@ -111,6 +116,7 @@ def test_a_rate_sweep_figure_marks_its_saturation():
     assert ax.get_xlabel() and ax.get_ylabel() == "latency p99 (ms)"
 
 
+@pytest.mark.integration
 def test_a_stopped_open_loop_run_sends_no_request_whose_time_had_not_come(store):
     """A stop means no new request: slots waiting for their time give theirs up (and leave no row)."""
     import time

@@ -73,6 +73,7 @@ def test_the_command_line_and_the_keywords_make_the_same_options(cls, argv, keyw
     ("--sink", "tape", "sink", "tape"),
     ("--price", "moonbase", "price", "moonbase"),
 ])
+@pytest.mark.integration
 def test_a_bad_value_is_refused_alike_by_the_command_line_and_the_api(flag, word, keyword, value):
     done = subprocess.run([sys.executable, "-m", "objperf", "fetch", flag, word], capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
@@ -83,6 +84,7 @@ def test_a_bad_value_is_refused_alike_by_the_command_line_and_the_api(flag, word
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.integration
 def test_a_whole_options_object_is_taken_as_it_is_and_left_unchanged(tmp_path):
     options = FetchOptions(url="http://127.0.0.1:9/none", no_save=True, concurrency=2)
     with pytest.raises(UsageError):  # refused before any request: --endpoint names a store, the URL is not s3://
@@ -97,6 +99,7 @@ def test_the_study_names_the_help_lists_are_the_studies_there_are():
     assert tuple(STUDIES) == STUDY_NAMES
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_help_answers_in_well_under_a_second(command):
     started = time.perf_counter()
@@ -130,6 +133,7 @@ def test_the_reference_pages_in_docs_are_the_ones_the_definitions_write():
             f"docs/{relative} is stale: python -m objperf.commands.reference docs"
 
 
+@pytest.mark.integration
 def test_an_options_object_is_checked_as_keywords_are_and_a_required_name_is_asked_for():
     with pytest.raises(UsageError, match="must be at least 1"):
         api.fetch(FetchOptions(concurrency=0), progress=False)

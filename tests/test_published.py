@@ -17,6 +17,7 @@ def squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", TABLES)
 def test_every_row_quotes_its_article(name):
     if not SEEDS.is_dir():

@@ -235,6 +235,7 @@ def test_a_step_says_what_it_does_once_it_lasts_and_nothing_when_quick():
     assert said == ["slow…"]
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(60)
 def test_a_write_runs_progress_counts_what_the_store_acknowledged(store):
     """Parts cut by the run's end were sent, not acknowledged: the progress never counts them."""

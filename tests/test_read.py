@@ -28,6 +28,7 @@ def read(store, keys, **kw):
     return target, run_read(target, workload, keep_slot_buffers=True)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("key", ["data/odd.bin", "data/small.bin", "data/even.bin"])
 def test_every_range_arrives_intact_in_ram(store, engine, key):
@@ -60,6 +61,7 @@ def test_page_array_is_zeroed_writable_page_aligned_memory(nbytes):
     assert int(arr.sum()) == 7 * nbytes
 
 
+@pytest.mark.integration
 def test_engines_agree_on_the_same_workload(store):
     keys = ["data/odd.bin", "data/small.bin", "data/even.bin"]
     seen = {}
@@ -72,6 +74,7 @@ def test_engines_agree_on_the_same_workload(store):
     assert seen["curl"] == seen["requests"]
 
 
+@pytest.mark.integration
 def test_rows_timings_are_ordered(store):
     _, result = read(store, ["data/odd.bin"], requests=30, concurrency=6)
     rows = result.rows
@@ -93,6 +96,7 @@ def test_rows_timings_are_ordered(store):
     assert rows["bytes"].sum() == rows["length"].sum()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 def test_file_sink_writes_the_object(store, engine, tmp_path):
     key = "data/odd.bin"
@@ -101,12 +105,14 @@ def test_file_sink_writes_the_object(store, engine, tmp_path):
     assert written == store.expected(key).tobytes()
 
 
+@pytest.mark.integration
 def test_discard_sink_counts_bytes(store):
     _, result = read(store, ["data/even.bin"], sink="discard", requests=8)
     assert result.rows["bytes"].sum() == 8 * RANGE
     assert result.summary["gbps"] > 0
 
 
+@pytest.mark.integration
 def test_byte_budget_and_random_ranges(store):
     _, result = read(store, ["data/even.bin"], bytes=3 * RANGE, random_ranges=True)
     rows = result.rows
@@ -114,6 +120,7 @@ def test_byte_budget_and_random_ranges(store):
     assert set(rows["offset"]) <= {0, RANGE, 2 * RANGE, 3 * RANGE}
 
 
+@pytest.mark.integration
 def test_duration_stops_the_run(store):
     _, result = read(store, ["data/even.bin"], duration=1.0, sink="discard")
     assert result.status == "complete" and result.summary["servers"] == {}  # one server: no breakdown
@@ -121,6 +128,7 @@ def test_duration_stops_the_run(store):
     assert result.summary["wall_s"] < 10
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine, late_s", [("curl", 0.6), ("requests", 1.5)])
 def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
     # Whole, each range would take 5 s; the run must end at its duration and keep what arrived.
@@ -141,6 +149,7 @@ def test_duration_cuts_the_gets_in_flight(trickle_url, engine, late_s):
         assert np.array_equal(result.slot_buffers[slot][:got], body[offset:offset + got])
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("family", ["4", "6"])
 def test_ip_family_is_chosen_and_recorded(store, family):
     settings = store.server.settings(ipv6=True)
@@ -158,12 +167,14 @@ def test_ip_family_is_chosen_and_recorded(store, family):
     assert all(c == zlib.crc32(data[o:o + n]) for o, n, c in zip(rows["offset"], rows["length"], rows["crc32"]))
 
 
+@pytest.mark.integration
 def test_ipv6_literal_endpoint(store):
     target = resolve_read_target(f"s3://{store.bucket}/data/small.bin", store.server.settings(ipv6=True))
     result = run_read(target, ReadWorkload(concurrency=1, threads=1, range_size=RANGE))
     assert list(result.rows["remote_ip"]) == ["::1"] and list(result.rows["ip_family"]) == [6]
 
 
+@pytest.mark.integration
 def test_plain_http_url(store):
     url = store.client.presign(store.bucket, "data/odd.bin")
     target = resolve_read_target(url, store.server.settings())
@@ -172,6 +183,7 @@ def test_plain_http_url(store):
     assert result.rows["bytes"].sum() == store.objects["data/odd.bin"]
 
 
+@pytest.mark.integration
 def test_connect_to_and_interface_pin_both_ends(store):
     port = store.server.s3_port6
     settings = store.server.settings(ipv6=True)
@@ -191,6 +203,7 @@ def test_connect_to_and_interface_pin_both_ends(store):
     assert (rows["status"] == 206).all()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_prefix_of_different_sizes_has_every_range_read_exactly_once(store, engine):
     """Four sizes under one prefix, an empty object and a directory marker: before, the plan visited keys in
@@ -224,6 +237,7 @@ def test_the_sequential_plan_covers_every_range_once_a_pass():
     assert [key for key, _ in (plan(n) for n in range(len(counts)))] == plan.order  # every key in the first round
 
 
+@pytest.mark.integration
 def test_slots_are_dealt_over_several_source_addresses(store):
     target = resolve_read_target(f"s3://{store.bucket}/data/odd.bin", store.server.settings())
     workload = ReadWorkload(concurrency=4, threads=2, range_size=RANGE, requests=40, verify=True,
@@ -234,6 +248,7 @@ def test_slots_are_dealt_over_several_source_addresses(store):
     assert set(per_source.index) == {"127.0.0.2", "127.0.0.3"} and per_source.min() >= 10
 
 
+@pytest.mark.integration
 def test_http2_over_cleartext_falls_back_to_what_the_server_speaks(store):
     """SeaweedFS speaks no HTTP/2 over cleartext: asked with prior knowledge it failed every request.  Now the
     engine offers the upgrade, the server answers 1.1, and the summary says so."""
@@ -246,6 +261,7 @@ def test_http2_over_cleartext_falls_back_to_what_the_server_speaks(store):
     assert "asked for HTTP/2, the server answered HTTP/1.1: 4" in format_summary(result.summary)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("threads", [1, 2])
 def test_slots_are_spread_over_a_clusters_servers(store, threads):
     # Two S3 gateways over one filer stand for a cluster's servers; the URL names only the first.
@@ -278,6 +294,7 @@ def test_spread_to_wants_addresses_and_ports(servers, message):
         ReadWorkload(spread_to=servers).validate()
 
 
+@pytest.mark.integration
 def test_samples_back_the_byte_count(store, tmp_path):
     from objperf.dataset.directory import load_samples
 
@@ -297,6 +314,7 @@ def test_samples_back_the_byte_count(store, tmp_path):
     assert lo["t"].diff().median() == pytest.approx(0.1, abs=0.05)  # about ten samples a second
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_run_outlasts_its_presigned_urls(store, engine):
     # URLs that live 3 s, a run of 5 s: without URLs signed afresh every second, the store would
@@ -312,6 +330,7 @@ def test_a_run_outlasts_its_presigned_urls(store, engine):
     assert target.urls != first and target.describe()["url_lifetime_s"] == 3
 
 
+@pytest.mark.integration
 def test_urls_change_under_a_running_engine(store):
     from objperf._engine.config import plan_engine, queue_engine
 
@@ -337,6 +356,7 @@ def test_urls_change_under_a_running_engine(store):
         uploader.set_urls([])
 
 
+@pytest.mark.integration
 def test_a_run_whose_urls_cannot_be_signed_again_goes_on_and_says_so_once(store, monkeypatch, capsys):
     from objperf.core.errors import CredentialsError
 
@@ -354,6 +374,7 @@ def test_a_run_whose_urls_cannot_be_signed_again_goes_on_and_says_so_once(store,
     assert err.count("cannot sign fresh URLs") == 1 and "SSO session has expired" in err
 
 
+@pytest.mark.integration
 def test_datasets_from_several_runs_load_as_one(store, tmp_path):
     from objperf import load
 
@@ -371,6 +392,7 @@ def test_datasets_from_several_runs_load_as_one(store, tmp_path):
     assert {m["run_id"] for m in both.attrs["manifests"].values()} == set(both["run_id"])
 
 
+@pytest.mark.integration
 def test_a_run_that_keeps_no_rows_counts_every_one_into_its_summary(store):
     """A --no-save command lets its rows go as it counts them: its summary is the one a run holding every row
     prints, and memory does not grow with the rows (about 24 bytes a row kept, not 319)."""

@@ -30,6 +30,7 @@ def store_keywords(store) -> dict:
     return {"endpoint": store.server.endpoint}
 
 
+@pytest.mark.integration
 def test_push_then_load_from_the_store_gives_the_same_rows(store, dataset, monkeypatch):
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
@@ -44,6 +45,7 @@ def test_push_then_load_from_the_store_gives_the_same_rows(store, dataset, monke
     assert len(both) == 2 * len(here)
 
 
+@pytest.mark.integration
 def test_a_file_the_store_hands_back_altered_is_refused(store, dataset, monkeypatch, tmp_path):
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
@@ -60,6 +62,7 @@ def test_a_file_the_store_hands_back_altered_is_refused(store, dataset, monkeypa
         objperf.load(url, **store_keywords(store))
 
 
+@pytest.mark.integration
 def test_a_manifest_in_the_store_naming_a_path_outside_is_refused_before_any_file_is_written(store, dataset,
                                                                                             monkeypatch):
     for name, value in store.env().items():
@@ -72,6 +75,7 @@ def test_a_manifest_in_the_store_naming_a_path_outside_is_refused_before_any_fil
         objperf.load(f"s3://{store.bucket}/shared/evil/", **store_keywords(store))
 
 
+@pytest.mark.integration
 def test_push_refuses_a_directory_that_is_no_dataset_and_store_options_without_an_s3_url(store, tmp_path):
     (tmp_path / "empty").mkdir()
     done = run_cli("objperf", "push", str(tmp_path / "empty"), f"s3://{store.bucket}/x/", "--endpoint",
@@ -89,6 +93,7 @@ def fetch_into_store(store, out: str, *more: str, cwd=None):
                           stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.integration
 def test_a_run_writes_its_dataset_straight_into_the_store(store, tmp_path, monkeypatch):
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
@@ -113,6 +118,7 @@ def test_a_run_writes_its_dataset_straight_into_the_store(store, tmp_path, monke
     ("s3://{bucket}/data/new-results/", ("--url-of-prefix",), "lies inside"),
     ("s3://{bucket}/results/figures/", ("--figures",), "--figures draws into a directory"),
 ])
+@pytest.mark.integration
 def test_a_dataset_the_store_cannot_hold_apart_is_refused_before_any_request(store, tmp_path, out, more, said):
     out = out.format(bucket=store.bucket)
     args = [f"s3://{store.bucket}/data/", "--endpoint", store.server.endpoint] if "--url-of-prefix" in more else \
@@ -125,6 +131,7 @@ def test_a_dataset_the_store_cannot_hold_apart_is_refused_before_any_request(sto
     assert not store.client.list_keys(store.bucket, out.split("/", 3)[3] + "requests/")  # nothing was sent
 
 
+@pytest.mark.integration
 def test_a_store_url_where_only_a_directory_will_do_is_refused(store, tmp_path):
     for args in (["study", "read-concurrency", "--out", f"s3://{store.bucket}/study/"],
                  ["fetch", "--requests", "1", "--out", f"s3://{store.bucket}/embedded/"]):
@@ -146,6 +153,7 @@ def test_a_store_that_will_not_take_the_manifest_is_one_line_before_any_request(
         StoreWriter(StorePrefix.parse("s3://b/p/", settings), {"run_id": "x"})
 
 
+@pytest.mark.integration
 def test_an_unfinished_dataset_in_the_store_is_read_from_its_listing_and_only_its_own_names(store, dataset,
                                                                                             monkeypatch):
     """A run that died leaves a "running" manifest naming no file: its parts come from the listing, and a key

@@ -116,6 +116,7 @@ def test_chromium_is_there():
     assert CHROMIUM, "make test installs Debian's chromium (BROWSER_DEBS)"
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("kind", ["read run", "write run", "two runs", "bundle of a run"])
 def test_each_kind_of_run_report_opens_offline_and_shows_its_numbers(kind, runs, tmp_path):
@@ -175,6 +176,7 @@ def test_a_study_has_an_interactive_figure_for_each_of_its_notebook_figures():
             assert chart.series and all(len(s.x) or len(s.y) for s in chart.series), (name, chart.key)
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 def test_a_dataset_in_a_store_is_reported(store, tmp_path):
     url = f"s3://{store.bucket}/report-pushed/"
@@ -216,6 +218,7 @@ def test_a_million_rows_reach_the_page_as_a_few_thousand_points():
     assert len(few.series[0].x) <= CDF_POINTS
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", ["missing path", "not a dataset", "parent is a file", "out is a directory"])
 def test_bad_input_is_one_line_and_exit_2(case, tmp_path):
     (tmp_path / "file.txt").write_text("not a dataset")
@@ -229,6 +232,7 @@ def test_bad_input_is_one_line_and_exit_2(case, tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.integration
 def test_the_api_writes_the_same_page_and_text_from_a_dataset_cannot_reach_it_as_markup(tmp_path):
     from objperf import api
     from objperf.report import build_report

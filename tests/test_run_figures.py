@@ -80,6 +80,7 @@ def acknowledged(rows: pd.DataFrame, direction: str) -> float:
     return float(mine.loc[ok | (cut & (direction == "read")), "bytes"].sum())
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", sorted(DIRECTIONS))
 def test_a_runs_figures_draw_what_it_measured(runs, kind):
     rows = load(runs[kind])
@@ -117,6 +118,7 @@ def test_a_runs_figures_draw_what_it_measured(runs, kind):
     assert timeline.get_xlim()[0] == 0
 
 
+@pytest.mark.integration
 def test_a_write_runs_timeline_holds_only_acknowledged_bytes(runs):
     """The put run's parts cut at its end were sent, not acknowledged: the figure holds less than was sent,
     and says how much it left out."""
@@ -131,6 +133,7 @@ def test_a_write_runs_timeline_holds_only_acknowledged_bytes(runs):
     assert "sent in writes the store did not acknowledge" in note
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind, says", [("fetch", ", 2 in flight"), ("cluster", "2 hosts × 2 in flight"),
                                         ("put", "4 in flight"), ("mixed", "; "),
                                         ("cluster-mixed", "2 hosts × 2 in flight; uploads of 20 MiB objects in "
@@ -258,6 +261,7 @@ def test_figures_of_nothing_are_refused_in_words():
 
 # -- runs compared (objperf diff --figures) --------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_diff_draws_one_figure_per_kind_holding_every_run(runs, tmp_path):
     from objperf.analysis.diff import compare_runs, load_runs
     from objperf.plots.diffs import METRIC_WORDS, diff_figures
@@ -298,6 +302,7 @@ def test_diff_draws_one_figure_per_kind_holding_every_run(runs, tmp_path):
                            "no noise measured"}
 
 
+@pytest.mark.integration
 def test_diff_of_write_runs_draws_no_ttfb_and_says_a_null_change_is_within_the_noise(runs, tmp_path):
     from objperf.plots.figures import draw_diff_figures
 

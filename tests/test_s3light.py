@@ -90,6 +90,7 @@ def test_light_path_only_where_botocore_would_agree(tmp_path):
     assert "secret" not in repr(LightS3.for_settings(S3Settings(endpoint=endpoint), keys).keys)
 
 
+@pytest.mark.integration
 def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
     for name, value in store.env().items():
         monkeypatch.setenv(name, value)
@@ -127,6 +128,7 @@ def test_reads_agree_with_and_without_botocore(store, tmp_path, monkeypatch):
             assert row.crc32 == zlib.crc32(expected[row.offset:row.offset + row.length])
 
 
+@pytest.mark.integration
 def test_one_connection_serves_many_calls_and_a_closed_one_is_replaced(store):
     import socket
 
@@ -178,6 +180,7 @@ def test_a_signal_ends_a_call_the_server_never_answers():
         assert time.monotonic() - started < 5
 
 
+@pytest.mark.integration
 def test_aws_region_is_honoured_beside_aws_default_region(store, monkeypatch):
     from objperf.commands.fetch import build_parser
     from objperf.commands.parser import parse_options

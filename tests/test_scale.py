@@ -202,6 +202,7 @@ def test_a_manifests_workload_a_file_made_up_groups_as_not_recorded_loaded_or_sc
     assert len(loaded) == 1 and loaded["requests"].iloc[0] == scanned[0]["requests"]
 
 
+@pytest.mark.integration
 def test_analyze_scan_draws_the_concurrency_curve_the_timeline_and_ttfb_of_rows_it_never_loads(tmp_path):
     from conftest import run_cli
     from objperf.plots.notebooks import is_blank
@@ -221,6 +222,7 @@ def test_analyze_scan_draws_the_concurrency_curve_the_timeline_and_ttfb_of_rows_
     (("--by", "colour"), "neither a column of the rows nor a workload setting"),
     (("--op", "GET"), "need the rows loaded"),
 ])
+@pytest.mark.integration
 def test_analyze_scan_refuses_what_it_cannot_do_in_one_line_before_any_figure(tmp_path, args, message):
     from conftest import run_cli
 
@@ -386,6 +388,7 @@ def synthetic_dataset(where: Path) -> Path:
     return where
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_200_million_rows_are_analysed_within_2_gib(tmp_path):
     dataset = synthetic_dataset(tmp_path / "big")

@@ -4,9 +4,13 @@ never measured as if it were objperf's."""
 
 from __future__ import annotations
 
+import pytest
+
 from objperf._engine.payload import payload
 from objperf.plan.writes import expected_bytes
 from objperf.run.seed import all_there, seed_objects
+
+pytestmark = pytest.mark.integration
 
 SIZE = (5 << 20) + 12345  # two parts, the last one short
 

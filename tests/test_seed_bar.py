@@ -16,7 +16,7 @@ import pytest
 from objperf.core.errors import UsageError
 from objperf.run.seed import seed_places
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 SIZE = 256 << 10
 

@@ -149,6 +149,7 @@ def test_serve_dir_keeps_the_data_and_the_keys_for_the_next_time(tmp_path):
     (["--port", "60000"], "bad --port 60000"),
     (["--port", "0"], "--port"),
 ])
+@pytest.mark.integration
 def test_serve_refuses_what_cannot_be_in_one_line(args, said):
     done = run_cli("objperf", "serve", *args, timeout=30)
     assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -171,6 +172,7 @@ def listening_below(highest: int):
     raise AssertionError("no free port to take")
 
 
+@pytest.mark.integration
 def test_serve_on_a_taken_port_says_so():
     with listening_below(55535) as taken:
         port = taken.getsockname()[1]

@@ -8,6 +8,8 @@ from conftest import run_cli
 from objperf import load
 from objperf.dataset.directory import load_samples, load_steps
 
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
 GRIDS = {
     "read-concurrency": ("concurrency", [1, 4, 16]),
     "write-part-size": ("part_size", [8 << 20, 8 << 20, 32 << 20, 32 << 20, 128 << 20, 128 << 20]),

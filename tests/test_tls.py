@@ -18,6 +18,8 @@ from objperf.run.reads import run_read
 from objperf.s3.client import S3Client
 from objperf.s3.target import resolve_read_target
 
+pytestmark = pytest.mark.integration
+
 KEY = "data/odd.bin"
 
 

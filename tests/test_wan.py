@@ -13,7 +13,7 @@ from conftest import RANGE, run_cli
 from objperf import load
 from objperf.servers.delay import DelayRelay
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 ONE_WAY_S = 0.025
 
 

@@ -12,6 +12,8 @@ from conftest import run_cli
 from objperf import load
 from objperf.dataset.directory import read_manifest
 
+pytestmark = pytest.mark.integration
+
 MIB = 1 << 20
 WRITES = ("PUT", "UPLOAD_PART")
 

@@ -18,6 +18,8 @@ from objperf.core.schema import CUT_CURL_CODE
 from objperf.plan.writes import WriteWorkload, expected_bytes
 from objperf.run.writes import run_mixed, run_write
 
+pytestmark = pytest.mark.integration
+
 MIB = 1 << 20
 
 

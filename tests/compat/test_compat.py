@@ -22,6 +22,8 @@ from objperf.dataset.directory import read_manifest
 from objperf.s3.client import S3Client
 from objperf.servers.seaweed import LocalSeaweed
 
+pytestmark = [pytest.mark.integration, pytest.mark.compat]
+
 BUCKET = "objperf-compat"
 MIB = 1 << 20
 OBJECTS = {"data/odd.bin": 5 * MIB + 12345, "data/small.bin": 1000}
