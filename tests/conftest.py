@@ -118,11 +118,12 @@ def run_cli(module: str, *args: str, env: dict | None = None, timeout: float = 1
 
 class Trickle(http.server.BaseHTTPRequestHandler):
     """An object served at about 3 MiB/s per connection: no range of it finishes within a second.
-    ``started`` counts the GETs it has begun to answer."""
+    ``started`` counts the GETs it has begun to answer, ``sent`` the bytes of body it has written."""
 
     protocol_version = "HTTP/1.1"
     body = (np.arange(TRICKLE_SIZE) % 251).astype(np.uint8).tobytes()
     started = 0
+    sent = 0
     lock = threading.Lock()
 
     def do_HEAD(self):
@@ -143,6 +144,8 @@ class Trickle(http.server.BaseHTTPRequestHandler):
             for at in range(first, last + 1, 64 << 10):
                 self.wfile.write(self.body[at:min(at + (64 << 10), last + 1)])
                 self.wfile.flush()
+                with Trickle.lock:
+                    Trickle.sent += min(64 << 10, last + 1 - at)
                 time.sleep(0.02)
         except (BrokenPipeError, ConnectionResetError):  # the client cut the GET
             pass

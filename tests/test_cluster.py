@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import signal
 import threading
 import time
@@ -151,7 +152,9 @@ def test_ctrl_c_on_the_driver_stops_every_host_and_keeps_their_rows(store, tmp_p
     started = b""
     while b"started together" not in started and time.monotonic() < deadline:
         started += proc.stderr.readline().encode()
-    time.sleep(2)
+    line = ""  # the hosts' counts summed, as the driver prints them: requests answered on both hosts
+    while not re.search(r"\s[1-9]\d* req/s", line) and time.monotonic() < deadline:
+        line = proc.stderr.readline()
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
