@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+from objperf.analysis.record import Summary
 from objperf.analysis.sketch import merged as merged_sketch
 from objperf.analysis.summary import GIB, percentiles
 from objperf.core.schema import DIRECTIONS, OPS
 
 
-def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -> dict:
+def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -> Summary:
     """Totals over the window every host ran in, with each host's own figures beside them.  ``df``: every host's
     rows (``cluster_rows``); ``results``: each host's status and summary (None for a host lost)."""
     hosts = {label: (result or {}).get("summary") for label, result in results.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from objperf.analysis.record import Summary
 from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
 from objperf.core.errors import UsageError
 from objperf.core.schema import HTTP_VERSIONS, OP
@@ -68,7 +69,7 @@ def select(df: pd.DataFrame, *, op: str | None = None, host: str | None = None,
     return df
 
 
-def summary_of(df: pd.DataFrame, *, wall_s: float | None = None, cpu_s: float = float("nan")) -> dict:
+def summary_of(df: pd.DataFrame, *, wall_s: float | None = None, cpu_s: float = float("nan")) -> Summary:
     """``summarize`` over saved rows; ``wall_s`` defaults to the rows' own span (first start to last end)."""
     if wall_s is None:
         wall_s = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min()) if len(df) else 0.0

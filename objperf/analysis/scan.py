@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from objperf.analysis.record import Summary
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.analysis.summary import rate_figures
 from objperf.core.errors import UsageError
@@ -412,7 +413,7 @@ def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]
     return [(float(edges[i]), float(delivered[i] * 8 / bin_s / 1e9), int(failed[i])) for i in range(count)]
 
 
-def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", threads: int | None = None) -> dict:
+def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", threads: int | None = None) -> Summary:
     """A summary ``format_summary`` prints, from a scan: the totals, TTFB from the sketches (within 0.5 %), and
     the counts by status, S3 error and libcurl error.  What a scan cannot know is NaN (the client's CPU, the
     round trip), never 0."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from objperf.analysis.record import Summary
 from objperf.analysis.sketch import Sketch
 from objperf.core.schema import (
     CUT_CURL_CODE,
@@ -244,7 +245,7 @@ class Tally:
                 "gbps": d["bytes"] * 8 / wall / 1e9, "ttfb_ms_p50": float(p50)}
         return servers
 
-    def result(self, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> dict:
+    def result(self, *, wall_s: float, cpu_s: float, peak_rss_bytes: int | None = None) -> Summary:
         wall = max(wall_s, 1e-9)
         p50, p90, p99, p999 = percentiles(_joined(self.ttfb_ms), [50, 90, 99, 99.9])
         directions = {}
@@ -313,7 +314,7 @@ def direction_figures(name: str, *, counted: int, moved: int, wall_s: float) -> 
 
 
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
-              peak_rss_bytes: int | None = None) -> dict:
+              peak_rss_bytes: int | None = None) -> Summary:
     """The summary of the rows in ``cols`` (see ``Tally`` for rows that come a group at a time)."""
     tally = Tally()
     tally.add(cols)
