@@ -8,16 +8,8 @@ import numpy as np
 import pandas as pd
 
 from objperf.analysis.stats import throughput_timeline
-from objperf.plots import (
-    NothingToDraw,
-    _axes,
-    _mib_axis,
-    _note,
-    _steps,
-    directions_in,
-    first_byte_gets,
-    measured_end_s,
-)
+from objperf.plots.runs import directions_in, first_byte_gets, measured_end_s
+from objperf.plots.style import NothingToDraw, add_note, mib_axis, new_axes, step_line
 
 METRIC_WORDS = {
     "gbps": "throughput", "steady_gbps": "steady throughput", "requests_per_s": "requests per second",
@@ -35,7 +27,7 @@ def timelines_overlaid(runs: dict[str, pd.DataFrame], *, ax=None, bin_s: float =
     acknowledged).  Bins past a run's end that moved nothing (its teardown) are left out."""
     if not any(len(df) for df in runs.values()):
         raise NothingToDraw("none of the runs made a request: there is no throughput over time to draw")
-    ax = _axes(ax)
+    ax = new_axes(ax)
     for i, (label, df) in enumerate(runs.items()):
         if not len(df):
             continue
@@ -50,16 +42,16 @@ def timelines_overlaid(runs: dict[str, pd.DataFrame], *, ax=None, bin_s: float =
             timeline = timeline[timeline["t_s"] < limit]
         if by:
             for direction, part in timeline.groupby(by, sort=True):
-                _steps(ax, part, bin_s, color=f"C{i % 10}", linestyle=DASHES.get(direction, "-"),
+                step_line(ax, part, bin_s, color=f"C{i % 10}", linestyle=DASHES.get(direction, "-"),
                        label=f"{label}: {direction}{' (acknowledged)' if direction == 'write' else ''}")
         else:
             words = " (writes, acknowledged)" if held == ["write"] else ""
-            _steps(ax, timeline, bin_s, color=f"C{i % 10}", label=f"{label}{words}")
+            step_line(ax, timeline, bin_s, color=f"C{i % 10}", label=f"{label}{words}")
     ax.legend(loc="best", fontsize=8)
     ax.set(xlabel="time since each run's first request started (s)", ylabel="throughput (Gbps)", ylim=(0, None),
            xlim=(0, None), title=title or "Throughput over time")
-    _mib_axis(ax)
-    _note(ax, f"{len(runs)} runs, {sum(len(df) for df in runs.values()):,} requests; reads count the bytes "
+    mib_axis(ax)
+    add_note(ax, f"{len(runs)} runs, {sum(len(df) for df in runs.values()):,} requests; reads count the bytes "
               "received, writes the bytes the store acknowledged")
     return ax
 
@@ -72,7 +64,7 @@ def ttfb_overlaid(runs: dict[str, pd.DataFrame], *, ax=None, title: str | None =
     drawn = {label: ok for label, ok in gets.items() if len(ok)}
     if not drawn:
         raise NothingToDraw("no run had a GET with a first byte: there is no time to first byte to compare")
-    ax = _axes(ax)
+    ax = new_axes(ax)
     for i, (label, ok) in enumerate(gets.items()):
         if not len(ok):
             continue
@@ -85,7 +77,7 @@ def ttfb_overlaid(runs: dict[str, pd.DataFrame], *, ax=None, title: str | None =
     ax.set(xlabel="time to first byte (ms)", ylabel="share of GETs, at or below", ylim=(0, 1.02),
            title=title or "Time to first byte")
     left_out = [label for label in runs if label not in drawn]
-    _note(ax, f"{sum(len(ok) for ok in drawn.values()):,} GETs with a first byte in {len(drawn)} runs"
+    add_note(ax, f"{sum(len(ok) for ok in drawn.values()):,} GETs with a first byte in {len(drawn)} runs"
               + (f"; no GET in {', '.join(left_out)}" if left_out else ""))
     return ax
 
@@ -107,7 +99,7 @@ def changes_beyond_noise(table: pd.DataFrame, *, ax=None, title: str | None = No
     groups = data["group"].astype(str).unique()
     names = [METRIC_WORDS[m] if len(groups) == 1 else f"{g}: {METRIC_WORDS[m]}"
              for g, m in zip(data["group"].astype(str), data["metric"])]
-    ax = _axes(ax, size=(8, max(3.5, 0.38 * len(data) + 1.5)))
+    ax = new_axes(ax, size=(8, max(3.5, 0.38 * len(data) + 1.5)))
     y = np.arange(len(data))[::-1]
     change = data["change_pct"].astype(float).to_numpy()
     noise = data["noise_pct"].astype(float).to_numpy() if "noise_pct" in data else np.full(len(data), np.nan)
@@ -136,7 +128,7 @@ def changes_beyond_noise(table: pd.DataFrame, *, ax=None, title: str | None = No
     ax.set(xlabel=f"change, {against} (%)", ylabel="", title=title or "What changed, beyond the noise")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     between = f" ({len(runs) - 2} between them: see the table)" if len(runs) > 2 else ""
-    _note(ax, f"the last of {len(runs)} runs against the first{between}")
+    add_note(ax, f"the last of {len(runs)} runs against the first{between}")
     return ax
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from objperf.analysis.published import r2_figure
+from objperf.core.sizes import format_size
 from objperf.report.charts import Chart, Series, timeline, ttfb_distribution
 
 PUBLISHED = "published (R2)"
@@ -23,12 +24,6 @@ def published(figure: str, metric: str, condition: str | None = None) -> float:
 
 
 ONE_BOX_READS = ("load-generators", "read throughput", "any client with enough concurrent ranged GETs on one key")
-
-
-def size_label(n: float) -> str:
-    from objperf.core.sizes import format_size
-
-    return format_size(int(n)).replace(" ", "") if isinstance(n, (int, float)) and n == n else str(n)
 
 
 def _mean_line(data: pd.DataFrame, x: str, y: str, name: str) -> Series:
@@ -77,7 +72,7 @@ def _write_part_size(steps, rows, summary):
     acknowledged = steps.dropna(subset=["write_acknowledged_gbps"])
     at, peak = published("part-size", "connections at peak"), published("part-size", "write throughput peak")
     series = _lines(acknowledged, "concurrency", "write_acknowledged_gbps", "part_size",
-                    lambda v: f"parts of {size_label(v)}")
+                    lambda v: f"parts of {format_size(v)}")
     series += [Series(f"{PUBLISHED}: 32 MiB peak at {at:g}", [at], [peak], mark="points", reference=True),
                _level(published("part-size", "write throughput (at most)", "8 MiB parts"),
                       f"{PUBLISHED}: 8 and 128 MiB under this")]

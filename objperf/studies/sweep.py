@@ -33,6 +33,7 @@ from objperf.dataset.directory import (
     file_digests,
     load,
     load_samples,
+    load_steps,  # noqa: F401 - where notebooks and scripts have long found it
     read_manifest,
 )
 from objperf.run.metadata import system_info, utc_now
