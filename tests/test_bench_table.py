@@ -33,7 +33,7 @@ def test_cpu_is_set_against_curl_doing_the_same_gets():
            "curl": [Measured(1.0, 0.2, 0.0, 10, 0)], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
     small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
     table = render_table("reads", big, small, 1 << 30, base="curl", cpu_base="curl").splitlines()
-    ratio = {line.split("  ")[0].strip(): line.split()[-1] for line in table if line.startswith(("objperf", "curl"))}
+    ratio = {line.split("  ")[0].strip(): line.split()[-3] for line in table if line.startswith(("objperf", "curl"))}
     # objperf's 0.6 CPU-s: half again curl's 16 GETs at a time, three times curl's one stream
     assert ratio["objperf discard"] == "1.50x" and ratio["objperf discard 1x"] == "3.00x"
     assert ratio["curl"] == ratio["curl 16x"] == "1.00x"
@@ -53,9 +53,9 @@ def test_a_row_shows_its_rate_once_started_and_what_the_server_spent():
     big = {"objperf discard": [slow_start], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
     small = {"objperf discard": [Measured(1.0, 0.3, 0.0, 10, 0)], "curl 16x": [Measured(0.0, 0.0, 0.0, 10, 0)]}
     table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
-    assert table[1].split()[1:9] == ["Gbps", "in-run", "running", "CPU-s/GiB", "marginal", "in-run", "server", "peak"]
-    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
-    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    assert table[1].split()[2:10] == ["Gbps", "in-run", "running", "CPU-s/GiB", "marginal", "in-run", "server", "peak"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[3:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[3:]
     # 2 s for 1 GiB whole, of which 1 s was the start-up its 1 MiB run also took
     assert mine[0] == "4.29" and mine[2] == f"{((1 << 30) - (1 << 20)) * 8 / 1e9:.2f}"
     assert mine[6] == "0.750"
@@ -70,9 +70,9 @@ def test_a_row_shows_its_private_memory_beside_its_peak_rss():
            "curl 16x": [Measured(1.0, 0.4, 0.0, 11, 0)]}
     small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
     table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
-    assert table[1].split()[8:11] == ["peak", "RSS", "private"]
-    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
-    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    assert table[1].split()[9:12] == ["peak", "RSS", "private"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[3:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[3:]
     assert mine[7:9] == ["90Mi", "35Mi"]  # the median of its rounds
     assert theirs[7:9] == ["11Mi", "-"]  # not read: not shown as zero
 

@@ -1,9 +1,11 @@
 """The bench behind ``objperf bench``: objperf against its peers reading and writing
 the same object on the same local SeaweedFS in the same run, interleaved,
-median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, curl, and — where
-nginx is installed — a file served from /dev/shm (the raw HTTP ceiling of this
-box).  Writes: s5cmd, boto3 and the AWS CRT uploading a file from /dev/shm,
-objperf sending the same bytes from its own memory.
+median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, obstore,
+s3torchconnector, curl, and — where nginx is installed — a file served from
+/dev/shm (the raw HTTP ceiling of this box; objperf, curl and obstore's
+HTTPStore read it).  Writes: s5cmd, boto3, the AWS CRT, obstore and
+s3torchconnector uploading a file from /dev/shm, objperf sending the same
+bytes from its own memory.
 
 Every client runs as its own process and is measured from outside: wall time,
 CPU (user + system, from wait4) and peak RSS (VmHWM).  Each client also reads
@@ -202,6 +204,10 @@ class Bench:
             found["boto3"] = lambda key, size: self.sdk_get(route, "boto3", key, size)
         if has_module("awscrt"):
             found["aws crt"] = lambda key, size: self.sdk_get(route, "aws crt", key, size)
+        if has_module("obstore"):
+            found["obstore"] = lambda key, size: self.obstore_get(route, f"s3://{BUCKET}/{key}", size)
+        if has_module("s3torchconnector") and route is self.plain:  # it takes no CA bundle: plain HTTP only
+            found["s3torchconnector"] = lambda key, size: self.s3torch_get(route, key, size)
         if shutil.which("curl"):
             if route is self.plain:
                 found["curl"] = lambda key, size: self.curl(route.client.presign(BUCKET, key), size)
@@ -213,6 +219,8 @@ class Bench:
                                                                                   "discard")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
+            if has_module("obstore"):
+                found["obstore (nginx)"] = lambda key, size: self.obstore_get(route, self.nginx_url + key, size)
         return found
 
     def tls_readers(self, passes: int = 1) -> dict:
@@ -285,6 +293,19 @@ class Bench:
                                     key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
         return self._check_file(measure(args, env=route.env), dest, size)
 
+    def obstore_get(self, route: Route, url: str, size: int) -> Measured:
+        """obstore's ranged reads, as many tasks at a time as objperf's slots, into a file on /dev/shm."""
+        dest = self.shm / "obstore.bin"
+        args = clients.obstore_transfer("get", url, str(dest), endpoint=route.endpoint, region="us-east-1",
+                                        concurrency=self.concurrency, part_size=self.part_size)
+        return self._check_file(measure(args, env=route.env), dest, size)
+
+    def s3torch_get(self, route: Route, key: str, size: int) -> Measured:
+        dest = self.shm / "s3torch.bin"
+        args = clients.s3torch_transfer("get", f"s3://{BUCKET}/{key}", str(dest), endpoint=route.endpoint,
+                                        region="us-east-1", part_size=self.part_size)
+        return self._check_file(measure(args, env=route.env), dest, size)
+
     def curl(self, url: str, size: int) -> Measured:
         # One stream into /dev/null: the yardstick for objperf's discard sink.
         args, stdin = clients.curl_one(url, write_out="%{size_download}")
@@ -320,6 +341,10 @@ class Bench:
             found["boto3"] = lambda size, check: self.sdk_put(route, "boto3", size, check)
         if has_module("awscrt"):
             found["aws crt"] = lambda size, check: self.sdk_put(route, "aws crt", size, check)
+        if has_module("obstore"):
+            found["obstore"] = lambda size, check: self.peer_put(route, "obstore", size, check)
+        if has_module("s3torchconnector") and route is self.plain:
+            found["s3torchconnector"] = lambda size, check: self.peer_put(route, "s3torchconnector", size, check)
         return found
 
     def objperf_put(self, route: Route, size: int, check: bool) -> Measured:
@@ -341,6 +366,19 @@ class Bench:
         args = clients.sdk_transfer(name, "put", endpoint=route.endpoint, region="us-east-1", bucket=BUCKET,
                                     key=key, path=str(self._source(size)), concurrency=self.concurrency,
                                     part_size=self.part_size)
+        return self._check_upload(measure(args, env=route.env), key, size, check)
+
+    def peer_put(self, route: Route, name: str, size: int, check: bool) -> Measured:
+        """obstore's ``put`` (its multipart, parts of the bench's part size, as many at a time as objperf's)
+        or s3torchconnector's S3Writer, of the file objperf's payload was written to."""
+        key = f"put/{name}.bin"
+        url, source = f"s3://{BUCKET}/{key}", str(self._source(size))
+        if name == "obstore":
+            args = clients.obstore_transfer("put", url, source, endpoint=route.endpoint, region="us-east-1",
+                                            concurrency=self.concurrency, part_size=self.part_size)
+        else:
+            args = clients.s3torch_transfer("put", url, source, endpoint=route.endpoint, region="us-east-1",
+                                            part_size=self.part_size)
         return self._check_upload(measure(args, env=route.env), key, size, check)
 
     def _source(self, size: int) -> Path:
