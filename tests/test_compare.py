@@ -216,3 +216,30 @@ def test_a_client_s_private_memory_leaves_out_the_file_pages_it_maps():
         result = measure([sys.executable, "-c", maps], env=dict(os.environ))
     assert result.ok and result.peak_rss_mib >= 96 + 32
     assert 32 <= result.peak_private_mib < 96
+
+
+@pytest.mark.timeout(120)
+def test_obstore_trusts_the_bench_s_own_ca_over_https(tmp_path):
+    """The bench's certificate was a self-signed leaf, its own CA: rustls (obstore's TLS) refuses a CA's
+    certificate as a server's, and every obstore run over HTTPS failed.  Now a CA of the run signs it."""
+    import os
+    import zlib
+
+    from objperf._engine.payload import payload_parts
+    from objperf.peers.bench import make_certificate
+    from objperf.peers.clients import measure, obstore_transfer
+    from objperf.s3.client import S3Client
+    from objperf.servers.seaweed import LocalSeaweed
+
+    cert, key, ca = make_certificate(tmp_path / "tls")
+    with LocalSeaweed(tmp_path / "seaweed", tls=(cert, key, ca)) as server:
+        client = S3Client(server.settings(tls=True))
+        client.create_bucket("objperf-bench-ca")
+        client.put_large_object("objperf-bench-ca", "k", payload_parts(3 * MIB))
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": server.access_key, "AWS_SECRET_ACCESS_KEY": server.secret_key,
+               "AWS_CA_BUNDLE": ca}
+        got = measure(obstore_transfer("get", "s3://objperf-bench-ca/k", str(tmp_path / "k"),
+                                       endpoint=server.endpoint_tls, region="us-east-1", concurrency=2,
+                                       part_size=MIB), env=env, timeout=60)
+    assert got.ok, got.detail
+    assert zlib.crc32((tmp_path / "k").read_bytes()) == zlib.crc32(b"".join(payload_parts(3 * MIB)))

@@ -65,14 +65,21 @@ def has_module(name: str) -> bool:
     return True
 
 
-def make_certificate(directory: Path) -> tuple[str, str]:
-    """A self-signed certificate for 127.0.0.1 (its own CA) and its key: (cert.pem, key.pem)."""
+def make_certificate(directory: Path) -> tuple[str, str, str]:
+    """A certificate for 127.0.0.1, its key, and the CA of the run that signed it: (cert.pem, key.pem, ca.pem).
+    A CA of its own, not a self-signed leaf: rustls (obstore's TLS) refuses a CA's certificate as a server's."""
     directory.mkdir(parents=True, exist_ok=True)
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    return str(cert), str(key)
+    ca, ca_key, cert, key = (directory / name for name in ("ca.pem", "ca-key.pem", "cert.pem", "key.pem"))
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    (directory / "leaf.ext").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+                                        "extendedKeyUsage=serverAuth\n")
+    for args in (["req", "-x509", *curve, "-keyout", str(ca_key), "-out", str(ca), "-days", "1",
+                  "-subj", "/CN=objperf bench CA"],
+                 ["req", *curve, "-keyout", str(key), "-out", str(directory / "leaf.csr"), "-subj", "/CN=127.0.0.1"],
+                 ["x509", "-req", "-in", str(directory / "leaf.csr"), "-CA", str(ca), "-CAkey", str(ca_key),
+                  "-CAcreateserial", "-out", str(cert), "-days", "1", "-extfile", str(directory / "leaf.ext")]):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    return str(cert), str(key), str(ca)
 
 
 @dataclass
@@ -112,8 +119,8 @@ class Bench:
     def start(self) -> None:
         from objperf.plan.writes import WriteWorkload, expected_bytes, make_payload
 
-        self.cert, self.key = make_certificate(self.workdir / "tls")
-        self.server.tls = (self.cert, self.key, self.cert)
+        self.cert, self.key, self.ca = make_certificate(self.workdir / "tls")
+        self.server.tls = (self.cert, self.key, self.ca)
         self.server.start()
         client = S3Client(self.server.settings())
         client.create_bucket(BUCKET)
@@ -133,9 +140,9 @@ class Bench:
                     "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
                     "OBJPERF_RUNS": str(self.workdir / "runs")}  # objperf keeps its runs' datasets, as a user's
         self.plain = Route(self.server.endpoint, self.env, client)
-        self.secure = Route(self.server.endpoint_tls, {**self.env, "AWS_CA_BUNDLE": self.cert,
-                                                       "SSL_CERT_FILE": self.cert},
-                            S3Client(self.server.settings(tls=True)), self.cert)
+        self.secure = Route(self.server.endpoint_tls, {**self.env, "AWS_CA_BUNDLE": self.ca,
+                                                       "SSL_CERT_FILE": self.ca},
+                            S3Client(self.server.settings(tls=True)), self.ca)
         if shutil.which("nginx"):
             self._start_nginx()
 
@@ -156,7 +163,7 @@ class Bench:
         self.nginx = subprocess.Popen(["nginx", "-c", str(ngx / "nginx.conf"), "-p", str(ngx)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.nginx_url = f"http://127.0.0.1:{port}/"
-        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.cert
+        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.ca
         time.sleep(0.5)
 
     def server_cpu_s(self) -> float:
