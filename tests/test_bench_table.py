@@ -179,6 +179,7 @@ def test_the_page_of_a_run_gives_its_date_machine_every_version_and_its_tables()
     assert rows["obstore"] == importlib.metadata.version("obstore")
     assert rows["s3torchconnector"] == importlib.metadata.version("s3torchconnector")
     assert set(page.PEERS) | {"objperf", "SeaweedFS", "nginx"} <= set(rows)
+    assert rows["objperf"].startswith(importlib.metadata.version("objperf"))
     assert "## objperf bench reads\n\n```text\nobjperf bench reads: 1 GiB per run\n" in text
     assert "## scale\n\n```text\nscale: nginx\nc=4096  1.0\n```\n" in text
 

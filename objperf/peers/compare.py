@@ -288,7 +288,7 @@ def run_compare(targets: list[Target], names: list[str], *, size: int, repeat: i
                             rows.append(row)
                             startup = f" (+{row['startup_s']:.2f} s to start)" if row["startup_s"] == row[
                                 "startup_s"] else ""
-                            say(f"round {rep + 1}/{repeat} {target.name:10} {operation:8} {name:8} "
+                            say(f"round {rep + 1}/{repeat} {target.name:10} {operation:8} {name:16} "
                                 f"{row['wall_s']:7.2f} s{startup}  {row['outcome']}")
                             if writer:
                                 writer.append(pa.Table.from_pylist([row]), "client_runs")

@@ -64,6 +64,16 @@ def _command_version(args: list[str], pattern: str) -> str:
     return found.group(1) if found else "?"
 
 
+def _commit() -> str:
+    """`` (commit abc1234)`` when objperf runs from a git checkout, else ''."""
+    try:
+        done = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f" (commit {done.stdout.strip()})" if done.returncode == 0 and done.stdout.strip() else ""
+
+
 def versions() -> dict[str, str]:
     """objperf, the libraries its engine runs on, Python, each peer and each server."""
     import sys
@@ -72,7 +82,7 @@ def versions() -> dict[str, str]:
     from objperf._curl.exchange import curl_versions
     from objperf.peers.clients import has_module, tool
 
-    found = {"objperf": __version__}
+    found = {"objperf": __version__ + _commit()}
     built = curl_versions()
     found.update({"libcurl": built["libcurl"] or "?", "TLS (libcurl's)": built["tls"] or "?",
                   "nghttp2": built["nghttp2"] or "?", "Python": sys.version.split()[0]})
@@ -84,7 +94,7 @@ def versions() -> dict[str, str]:
     try:
         from objperf.servers.seaweed import weed_binary
 
-        found["SeaweedFS"] = _command_version([weed_binary(), "version"], r"version\s+(\S+)")
+        found["SeaweedFS"] = _command_version([weed_binary(), "version"], r"version\s+(?:\d+GB\s+)?(\d\S*)")
     except Exception:  # the embedded server is an extra: without it the bench has not run either
         found["SeaweedFS"] = "not installed"
     found["nginx"] = _command_version(["nginx", "-v"], r"nginx/(\S+)")
