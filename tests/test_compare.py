@@ -243,3 +243,18 @@ def test_obstore_trusts_the_bench_s_own_ca_over_https(tmp_path):
                                        part_size=MIB), env=env, timeout=60)
     assert got.ok, got.detail
     assert zlib.crc32((tmp_path / "k").read_bytes()) == zlib.crc32(b"".join(payload_parts(3 * MIB)))
+
+
+@pytest.mark.timeout(60)
+def test_obstore_held_in_memory_counts_every_range_once(store):
+    """The bench's ``obstore ram`` row keeps no file: its ranges, a short last one among them, are counted."""
+    from objperf.peers.clients import measure, obstore_transfer
+
+    size = store.objects["data/odd.bin"]
+    args = obstore_transfer("get", f"s3://{store.bucket}/data/odd.bin", "ram", endpoint=store.server.endpoint,
+                            region="us-east-1", concurrency=4, part_size=1 << 20)
+    got = measure(args, env=store.env(), timeout=50)
+    assert got.ok and got.done == f"done bytes={size}", got.detail
+    missing = measure([*args[:4], f"s3://{store.bucket}/data/no-such.bin", *args[5:]], env=store.env(), timeout=50)
+    assert not missing.ok and not missing.done
+    assert missing.outcome.startswith("failed: obstore get failed: FileNotFoundError: Object at location data/no-such")

@@ -213,6 +213,7 @@ class Bench:
             found["aws crt"] = lambda key, size: self.sdk_get(route, "aws crt", key, size)
         if has_module("obstore"):
             found["obstore"] = lambda key, size: self.obstore_get(route, f"s3://{BUCKET}/{key}", size)
+            found["obstore ram"] = lambda key, size: self.obstore_get(route, f"s3://{BUCKET}/{key}", size, ram=True)
         if has_module("s3torchconnector") and route is self.plain:  # it takes no CA bundle: plain HTTP only
             found["s3torchconnector"] = lambda key, size: self.s3torch_get(route, key, size)
         if shutil.which("curl"):
@@ -228,6 +229,8 @@ class Bench:
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
             if has_module("obstore"):
                 found["obstore (nginx)"] = lambda key, size: self.obstore_get(route, self.nginx_url + key, size)
+                found["obstore ram (nginx)"] = lambda key, size: self.obstore_get(route, self.nginx_url + key, size,
+                                                                                  ram=True)
         return found
 
     def tls_readers(self, passes: int = 1) -> dict:
@@ -300,12 +303,19 @@ class Bench:
                                     key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
         return self._check_file(measure(args, env=route.env), dest, size)
 
-    def obstore_get(self, route: Route, url: str, size: int) -> Measured:
-        """obstore's ranged reads, as many tasks at a time as objperf's slots, into a file on /dev/shm."""
+    def obstore_get(self, route: Route, url: str, size: int, *, ram: bool = False) -> Measured:
+        """obstore's ranged reads, as many tasks at a time as objperf's slots, into a file on /dev/shm (its
+        bytes checked), or held in memory as obstore's Bytes (``ram``: counted, as objperf's discard sink and
+        curl are)."""
         dest = self.shm / "obstore.bin"
-        args = clients.obstore_transfer("get", url, str(dest), endpoint=route.endpoint, region="us-east-1",
-                                        concurrency=self.concurrency, part_size=self.part_size)
-        return self._check_file(measure(args, env=route.env), dest, size)
+        args = clients.obstore_transfer("get", url, "ram" if ram else str(dest), endpoint=route.endpoint,
+                                        region="us-east-1", concurrency=self.concurrency, part_size=self.part_size)
+        result = measure(args, env=route.env)
+        if not ram:
+            return self._check_file(result, dest, size)
+        if result.ok and result.done != f"done bytes={size}":
+            result.ok, result.detail = False, f"read {result.done or 'nothing'} of {size} bytes"
+        return result
 
     def s3torch_get(self, route: Route, key: str, size: int) -> Measured:
         dest = self.shm / "s3torch.bin"

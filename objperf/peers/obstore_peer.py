@@ -4,13 +4,14 @@
     python -m objperf.peers.obstore_peer put URL PATH --endpoint E --region R -c N --part-size S
 
 ``get`` reads the object as ranges of ``--part-size``, N ``get_range_async`` tasks at a time, each range
-written into PATH at its offset; ``put`` uploads PATH with ``put_async``, in parts of ``--part-size``, N at a
+written into PATH at its offset (PATH ``ram``: each range held in memory as obstore's Bytes, counted and let
+go: the counterpart of objperf's RAM sink); ``put`` uploads PATH with ``put_async``, in parts of ``--part-size``, N at a
 time.  URL is ``s3://BUCKET/KEY`` (an S3Store: credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
 the CAs to trust from AWS_CA_BUNDLE) or ``http(s)://HOST/PATH`` (an HTTPStore).
 
 When the transfer is over it prints ``done bytes=N`` before the interpreter tears obstore's runtime down:
-a process that dies after that line crashed on exit, its transfer done (``objperf.peers.clients.Measured.outcome``).  A
-failure before it is one line on stderr and exit 1."""
+a process that dies after that line crashed on exit, its transfer done (``Measured.outcome`` in
+``objperf.peers.clients``).  A failure before it is one line on stderr and exit 1."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import sys
 from urllib.parse import urlsplit
 
 DONE = "done"
+RAM = "ram"  # the PATH of a get that keeps no file
 
 
 def store_and_path(url: str, *, endpoint: str, region: str):
@@ -44,11 +46,14 @@ def store_and_path(url: str, *, endpoint: str, region: str):
 
 
 async def get(store, path: str, local: str, *, concurrency: int, part_size: int) -> int:
+    """Every range of the object, ``concurrency`` tasks at a time.  Into the file ``local`` at its offset
+    (written from a thread, so the event loop goes on starting requests meanwhile), or, when ``local`` is
+    ``ram``, held as obstore's own Bytes in memory, counted and let go."""
     import obstore
 
     size = (await obstore.head_async(store, path))["size"]
     starts = iter(range(0, size, part_size))
-    fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if local != RAM else -1
     received = 0
 
     async def task() -> None:
@@ -58,13 +63,15 @@ async def get(store, path: str, local: str, *, concurrency: int, part_size: int)
             data = await obstore.get_range_async(store, path, start=start, end=end)
             if len(data) != end - start:
                 raise OSError(f"range {start}-{end - 1}: {len(data)} bytes")
-            os.pwrite(fd, memoryview(data), start)
+            if fd >= 0:
+                await asyncio.to_thread(os.pwrite, fd, memoryview(data), start)
             received += len(data)
 
     try:
         await asyncio.gather(*(task() for _ in range(concurrency)))
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     return received
 
 

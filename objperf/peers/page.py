@@ -22,9 +22,11 @@ HTTP ceiling of the box), which objperf, curl and obstore's HTTPStore read. Then
 with objperf and the peers that write (the peers from a file in `/dev/shm`, objperf from its own memory).
 Every client is its own process, measured from outside: wall time, CPU from wait4, peak RSS (VmHWM) and
 private memory (RssAnon); every read's bytes and every upload's stored object are checked against the
-payload's CRC-32. obstore reads as ranges of the part size, as many `get_range_async` tasks at a time as
-objperf's slots, into a file in `/dev/shm`; it writes with `put_async` (multipart, the same part size and
-concurrency). s3torchconnector reads through an S3Reader and writes through an S3Writer (the CRT sets its
+payload's CRC-32 (the rows that keep no file, objperf's discard sink, curl into `/dev/null` and `obstore
+ram`, by their byte counts). obstore reads as ranges of the part size, as many `get_range_async` tasks at a
+time as objperf's slots: "obstore" into a file in `/dev/shm` (each range written at its offset from a
+thread), "obstore ram" holding each range as its own Bytes in memory, counted and let go, the counterpart of
+objperf's RAM sink; it writes with `put_async` (multipart, the same part size and concurrency). s3torchconnector reads through an S3Reader and writes through an S3Writer (the CRT sets its
 own concurrency); it takes no CA bundle, so it runs over plain HTTP only.
 
 Columns: "marginal" CPU takes out what each client spends on a 1 MiB object (start-up, imports,
