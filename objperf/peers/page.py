@@ -27,7 +27,8 @@ ram`, by their byte counts). obstore reads as ranges of the part size, as many `
 time as objperf's slots: "obstore" into a file in `/dev/shm` (each range written at its offset from a
 thread), "obstore ram" holding each range as its own Bytes in memory, counted and let go, the counterpart of
 objperf's RAM sink; it writes with `put_async` (multipart, the same part size and concurrency).
-s3torchconnector reads through an S3Reader and writes through an S3Writer (the CRT sets its own concurrency); it takes no CA bundle, so it runs over plain HTTP only.
+s3torchconnector reads through an S3Reader and writes through an S3Writer (the CRT sets its own
+concurrency); it takes no CA bundle, so it runs over plain HTTP only.
 
 Columns: "marginal" CPU takes out what each client spends on a 1 MiB object (start-up, imports,
 connection); "in-run" is objperf's own count during the transfer; "running" is a client's Gbps once started;
