@@ -173,6 +173,7 @@ def test_the_page_of_a_run_gives_its_date_machine_every_version_and_its_tables()
     assert "- started 2026-12-04T21:00:00.000+00:00, ended 2026-12-04T21:09:00.000+00:00 (UTC)" in text
     assert f"- cores: {os.cpu_count()}" in text and f"- kernel: {os.uname().release}" in text
     assert re.search(r"\n- CPU: \S.*\n", text) and re.search(r"\n- memory: \d+\.\d GiB\n", text)
+    assert re.search(r"\n- load average at the end \(1, 5, 15 min\): \d+\.\d \d+\.\d \d+\.\d\n", text)
     rows = dict(line.strip("| ").split(" | ") for line in text.splitlines() if line.startswith("| ")
                 and "---" not in line and "software" not in line)
     assert rows["libcurl"] == curl_versions()["libcurl"] and rows["TLS (libcurl's)"] == curl_versions()["tls"]

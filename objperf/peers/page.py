@@ -41,7 +41,8 @@ by about ±10 % from one run to the next: the round-by-round ratios under each t
 
 
 def machine() -> dict[str, str]:
-    """CPU model, cores, kernel and memory of this box."""
+    """CPU model, cores, kernel and memory of this box, and how busy it was (what else ran beside the bench
+    weighs on every figure)."""
     from objperf.run.metadata import cpu_model
 
     memory = "?"
@@ -51,8 +52,9 @@ def machine() -> dict[str, str]:
         memory = f"{total_kib / (1 << 20):.1f} GiB"
     except (OSError, StopIteration, ValueError):
         pass
+    load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     return {"CPU": cpu_model(), "cores": str(os.cpu_count() or "?"), "kernel": platform.release(),
-            "memory": memory}
+            "memory": memory, "load average at the end (1, 5, 15 min)": load}
 
 
 def _command_version(args: list[str], pattern: str) -> str:
