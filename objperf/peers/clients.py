@@ -247,8 +247,10 @@ def ending(code: int) -> str:
 
 
 def done_line(stdout: str) -> str:
-    """The last ``done …`` line a peer printed, or ''."""
-    return next((line for line in reversed(stdout.splitlines()) if line.startswith("done ")), "")
+    """The last ``done …`` line a peer printed (``objperf.peers.peer_process``), or ''."""
+    from objperf.peers.peer_process import DONE
+
+    return next((line for line in reversed(stdout.splitlines()) if line.startswith(f"{DONE} ")), "")
 
 
 def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: float = 3600) -> Measured:

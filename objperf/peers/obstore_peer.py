@@ -9,19 +9,19 @@ go: the counterpart of objperf's RAM sink); ``put`` uploads PATH with ``put_asyn
 time.  URL is ``s3://BUCKET/KEY`` (an S3Store: credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
 the CAs to trust from AWS_CA_BUNDLE) or ``http(s)://HOST/PATH`` (an HTTPStore).
 
-When the transfer is over it prints ``done bytes=N`` before the interpreter tears obstore's runtime down:
-a process that dies after that line crashed on exit, its transfer done (``Measured.outcome`` in
-``objperf.peers.clients``).  A failure before it is one line on stderr and exit 1."""
+When the transfer is over it prints ``done bytes=N`` before the interpreter tears obstore's runtime down
+(``objperf.peers.peer_process``): a process that dies after that line crashed on exit, its transfer done.
+A failure before it is one line on stderr and exit 1."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
 from urllib.parse import urlsplit
 
-DONE = "done"
+from objperf.peers.peer_process import arguments, finish
+
 RAM = "ram"  # the PATH of a get that keeps no file
 
 
@@ -86,35 +86,15 @@ async def put(store, path: str, local: str, *, concurrency: int, part_size: int)
     return size
 
 
-def one_line(exc: BaseException) -> str:
-    """An error as one line: its type, the start of its text (obstore's run to kilobytes, debug dumps and
-    all) and the S3 error code the store answered with, if any."""
-    import re
-
-    text = " ".join(str(exc).split())
-    code = re.search(r"<Code>([^<]{1,64})</Code>", text)
-    return f"{type(exc).__name__}: {text.split(' Debug source:')[0][:240]}" + (f" ({code[1]})" if code else "")
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m objperf.peers.obstore_peer")
-    parser.add_argument("operation", choices=("get", "put"))
-    parser.add_argument("url")
-    parser.add_argument("path")
-    parser.add_argument("--endpoint", default="")
-    parser.add_argument("--region", default="us-east-1")
-    parser.add_argument("-c", "--concurrency", type=int, default=16)
-    parser.add_argument("--part-size", type=int, default=8 << 20)
-    args = parser.parse_args(argv)
-    try:
+    args = arguments("objperf.peers.obstore_peer", argv)
+
+    def transfer() -> int:
         store, path = store_and_path(args.url, endpoint=args.endpoint, region=args.region)
-        transfer = get if args.operation == "get" else put
-        moved = asyncio.run(transfer(store, path, args.path, concurrency=args.concurrency, part_size=args.part_size))
-    except Exception as exc:  # one line, the store's words: the harness shows it as the failure
-        print(f"obstore {args.operation} failed: {one_line(exc)}", file=sys.stderr)
-        return 1
-    print(f"{DONE} bytes={moved}", flush=True)
-    return 0
+        run = get if args.operation == "get" else put
+        return asyncio.run(run(store, path, args.path, concurrency=args.concurrency, part_size=args.part_size))
+
+    return finish("obstore", args.operation, transfer)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,16 @@ into ranged parts of that size and fetches them concurrently); ``put`` writes PA
 CRT's multipart upload, parts of ``--part-size``).  Path-style addressing against the endpoint given.  The
 CRT sets its own concurrency from its throughput target: it takes no count of requests in flight.
 
-Like every peer it prints ``done bytes=N`` when its transfer is over, and a failure is one line on stderr."""
+Like every peer it prints ``done bytes=N`` when its transfer is over, and a failure is one line on stderr
+(``objperf.peers.peer_process``)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from urllib.parse import urlsplit
 
-from objperf.peers.obstore_peer import DONE, one_line
+from objperf.peers.peer_process import arguments, finish
 
 
 def client(*, endpoint: str, region: str, part_size: int):
@@ -50,26 +50,17 @@ def put(s3, bucket: str, key: str, local: str, part_size: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m objperf.peers.s3torch_peer")
-    parser.add_argument("operation", choices=("get", "put"))
-    parser.add_argument("url")
-    parser.add_argument("path")
-    parser.add_argument("--endpoint", default="")
-    parser.add_argument("--region", default="us-east-1")
-    parser.add_argument("--part-size", type=int, default=8 << 20)
-    args = parser.parse_args(argv)
-    parts = urlsplit(args.url)
-    try:
+    args = arguments("objperf.peers.s3torch_peer", argv, concurrency=False)
+
+    def transfer() -> int:
+        parts = urlsplit(args.url)
         if parts.scheme != "s3":
             raise ValueError(f"s3torchconnector reads s3:// URLs only, not {parts.scheme}://")
         s3 = client(endpoint=args.endpoint, region=args.region, part_size=args.part_size)
-        transfer = get if args.operation == "get" else put
-        moved = transfer(s3, parts.netloc, parts.path.lstrip("/"), args.path, args.part_size)
-    except Exception as exc:  # one line, the library's words: the harness shows it as the failure
-        print(f"s3torchconnector {args.operation} failed: {one_line(exc)}", file=sys.stderr)
-        return 1
-    print(f"{DONE} bytes={moved}", flush=True)
-    return 0
+        run = get if args.operation == "get" else put
+        return run(s3, parts.netloc, parts.path.lstrip("/"), args.path, args.part_size)
+
+    return finish("s3torchconnector", args.operation, transfer)
 
 
 if __name__ == "__main__":
