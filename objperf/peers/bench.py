@@ -1,9 +1,11 @@
 """The bench behind ``objperf bench``: objperf against its peers reading and writing
 the same object on the same local SeaweedFS in the same run, interleaved,
-median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, curl, and — where
-nginx is installed — a file served from /dev/shm (the raw HTTP ceiling of this
-box).  Writes: s5cmd, boto3 and the AWS CRT uploading a file from /dev/shm,
-objperf sending the same bytes from its own memory.
+median of N repetitions.  Reads: s5cmd, boto3, the AWS CRT, obstore,
+s3torchconnector, curl, and — where nginx is installed — a file served from
+/dev/shm (the raw HTTP ceiling of this box; objperf, curl and obstore's
+HTTPStore read it).  Writes: s5cmd, boto3, the AWS CRT, obstore and
+s3torchconnector uploading a file from /dev/shm, objperf sending the same
+bytes from its own memory.
 
 Every client runs as its own process and is measured from outside: wall time,
 CPU (user + system, from wait4) and peak RSS (VmHWM).  Each client also reads
@@ -63,14 +65,21 @@ def has_module(name: str) -> bool:
     return True
 
 
-def make_certificate(directory: Path) -> tuple[str, str]:
-    """A self-signed certificate for 127.0.0.1 (its own CA) and its key: (cert.pem, key.pem)."""
+def make_certificate(directory: Path) -> tuple[str, str, str]:
+    """A certificate for 127.0.0.1, its key, and the CA of the run that signed it: (cert.pem, key.pem, ca.pem).
+    A CA of its own, not a self-signed leaf: rustls (obstore's TLS) refuses a CA's certificate as a server's."""
     directory.mkdir(parents=True, exist_ok=True)
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    return str(cert), str(key)
+    ca, ca_key, cert, key = (directory / name for name in ("ca.pem", "ca-key.pem", "cert.pem", "key.pem"))
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    (directory / "leaf.ext").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+                                        "extendedKeyUsage=serverAuth\n")
+    for args in (["req", "-x509", *curve, "-keyout", str(ca_key), "-out", str(ca), "-days", "1",
+                  "-subj", "/CN=objperf bench CA"],
+                 ["req", *curve, "-keyout", str(key), "-out", str(directory / "leaf.csr"), "-subj", "/CN=127.0.0.1"],
+                 ["x509", "-req", "-in", str(directory / "leaf.csr"), "-CA", str(ca), "-CAkey", str(ca_key),
+                  "-CAcreateserial", "-out", str(cert), "-days", "1", "-extfile", str(directory / "leaf.ext")]):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    return str(cert), str(key), str(ca)
 
 
 @dataclass
@@ -111,8 +120,8 @@ class Bench:
         from objperf._engine.payload import make_payload
         from objperf.plan.writes import WriteWorkload, expected_bytes
 
-        self.cert, self.key = make_certificate(self.workdir / "tls")
-        self.server.tls = (self.cert, self.key, self.cert)
+        self.cert, self.key, self.ca = make_certificate(self.workdir / "tls")
+        self.server.tls = (self.cert, self.key, self.ca)
         self.server.start()
         client = S3Client(self.server.settings())
         client.create_bucket(BUCKET)
@@ -132,9 +141,9 @@ class Bench:
                     "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
                     "OBJPERF_RUNS": str(self.workdir / "runs")}  # objperf keeps its runs' datasets, as a user's
         self.plain = Route(self.server.endpoint, self.env, client)
-        self.secure = Route(self.server.endpoint_tls, {**self.env, "AWS_CA_BUNDLE": self.cert,
-                                                       "SSL_CERT_FILE": self.cert},
-                            S3Client(self.server.settings(tls=True)), self.cert)
+        self.secure = Route(self.server.endpoint_tls, {**self.env, "AWS_CA_BUNDLE": self.ca,
+                                                       "SSL_CERT_FILE": self.ca},
+                            S3Client(self.server.settings(tls=True)), self.ca)
         if shutil.which("nginx"):
             self._start_nginx()
 
@@ -155,7 +164,7 @@ class Bench:
         self.nginx = subprocess.Popen(["nginx", "-c", str(ngx / "nginx.conf"), "-p", str(ngx)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.nginx_url = f"http://127.0.0.1:{port}/"
-        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.cert
+        self.nginx_tls_url, self.tls_ca = f"https://127.0.0.1:{tls_port}/", self.ca
         time.sleep(0.5)
 
     def server_cpu_s(self) -> float:
@@ -203,6 +212,11 @@ class Bench:
             found["boto3"] = lambda key, size: self.sdk_get(route, "boto3", key, size)
         if has_module("awscrt"):
             found["aws crt"] = lambda key, size: self.sdk_get(route, "aws crt", key, size)
+        if has_module("obstore"):
+            found["obstore"] = lambda key, size: self.obstore_get(route, f"s3://{BUCKET}/{key}", size)
+            found["obstore ram"] = lambda key, size: self.obstore_get(route, f"s3://{BUCKET}/{key}", size, ram=True)
+        if has_module("s3torchconnector") and route is self.plain:  # it takes no CA bundle: plain HTTP only
+            found["s3torchconnector"] = lambda key, size: self.s3torch_get(route, key, size)
         if shutil.which("curl"):
             if route is self.plain:
                 found["curl"] = lambda key, size: self.curl(route.client.presign(BUCKET, key), size)
@@ -214,6 +228,10 @@ class Bench:
                                                                                   "discard")
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
+            if has_module("obstore"):
+                found["obstore (nginx)"] = lambda key, size: self.obstore_get(route, self.nginx_url + key, size)
+                found["obstore ram (nginx)"] = lambda key, size: self.obstore_get(route, self.nginx_url + key, size,
+                                                                                  ram=True)
         return found
 
     def tls_readers(self, passes: int = 1) -> dict:
@@ -286,6 +304,26 @@ class Bench:
                                     key=key, path=str(dest), concurrency=self.concurrency, part_size=self.part_size)
         return self._check_file(measure(args, env=route.env), dest, size)
 
+    def obstore_get(self, route: Route, url: str, size: int, *, ram: bool = False) -> Measured:
+        """obstore's ranged reads, as many tasks at a time as objperf's slots, into a file on /dev/shm (its
+        bytes checked), or held in memory as obstore's Bytes (``ram``: counted, as objperf's discard sink and
+        curl are)."""
+        dest = self.shm / "obstore.bin"
+        args = clients.obstore_transfer("get", url, "ram" if ram else str(dest), endpoint=route.endpoint,
+                                        region="us-east-1", concurrency=self.concurrency, part_size=self.part_size)
+        result = measure(args, env=route.env)
+        if not ram:
+            return self._check_file(result, dest, size)
+        if result.ok and result.done != f"done bytes={size}":
+            result.ok, result.detail = False, f"read {result.done or 'nothing'} of {size} bytes"
+        return result
+
+    def s3torch_get(self, route: Route, key: str, size: int) -> Measured:
+        dest = self.shm / "s3torch.bin"
+        args = clients.s3torch_transfer("get", f"s3://{BUCKET}/{key}", str(dest), endpoint=route.endpoint,
+                                        region="us-east-1", part_size=self.part_size)
+        return self._check_file(measure(args, env=route.env), dest, size)
+
     def curl(self, url: str, size: int) -> Measured:
         # One stream into /dev/null: the yardstick for objperf's discard sink.
         args, stdin = clients.curl_one(url, write_out="%{size_download}")
@@ -321,6 +359,10 @@ class Bench:
             found["boto3"] = lambda size, check: self.sdk_put(route, "boto3", size, check)
         if has_module("awscrt"):
             found["aws crt"] = lambda size, check: self.sdk_put(route, "aws crt", size, check)
+        if has_module("obstore"):
+            found["obstore"] = lambda size, check: self.peer_put(route, "obstore", size, check)
+        if has_module("s3torchconnector") and route is self.plain:
+            found["s3torchconnector"] = lambda size, check: self.peer_put(route, "s3torchconnector", size, check)
         return found
 
     def objperf_put(self, route: Route, size: int, check: bool) -> Measured:
@@ -342,6 +384,19 @@ class Bench:
         args = clients.sdk_transfer(name, "put", endpoint=route.endpoint, region="us-east-1", bucket=BUCKET,
                                     key=key, path=str(self._source(size)), concurrency=self.concurrency,
                                     part_size=self.part_size)
+        return self._check_upload(measure(args, env=route.env), key, size, check)
+
+    def peer_put(self, route: Route, name: str, size: int, check: bool) -> Measured:
+        """obstore's ``put`` (its multipart, parts of the bench's part size, as many at a time as objperf's)
+        or s3torchconnector's S3Writer, of the file objperf's payload was written to."""
+        key = f"put/{name}.bin"
+        url, source = f"s3://{BUCKET}/{key}", str(self._source(size))
+        if name == "obstore":
+            args = clients.obstore_transfer("put", url, source, endpoint=route.endpoint, region="us-east-1",
+                                            concurrency=self.concurrency, part_size=self.part_size)
+        else:
+            args = clients.s3torch_transfer("put", url, source, endpoint=route.endpoint, region="us-east-1",
+                                            part_size=self.part_size)
         return self._check_upload(measure(args, env=route.env), key, size, check)
 
     def _source(self, size: int) -> Path:

@@ -79,6 +79,22 @@ def sdk_transfer(name: str, operation: str, *, endpoint: str, region: str, bucke
             str(concurrency), str(part_size)]
 
 
+def obstore_transfer(operation: str, url: str, path: str, *, endpoint: str, region: str, concurrency: int,
+                     part_size: int) -> list[str]:
+    """obstore's transfer of one object (``objperf.peers.obstore_peer``): ``get`` as ranges of ``part_size``,
+    ``concurrency`` tasks at a time, into ``path``; ``put`` of ``path`` in parts.  ``url``: s3:// or http(s)://."""
+    return [sys.executable, "-m", "objperf.peers.obstore_peer", operation, url, path, "--endpoint", endpoint,
+            "--region", region, "-c", str(concurrency), "--part-size", str(part_size)]
+
+
+def s3torch_transfer(operation: str, url: str, path: str, *, endpoint: str, region: str,
+                     part_size: int) -> list[str]:
+    """s3torchconnector's transfer of one object (``objperf.peers.s3torch_peer``): an S3Reader into ``path``
+    or an S3Writer from it, the CRT's parts of ``part_size``."""
+    return [sys.executable, "-m", "objperf.peers.s3torch_peer", operation, url, path, "--endpoint", endpoint,
+            "--region", region, "--part-size", str(part_size)]
+
+
 def curl_one(url: str, *, download_to: str | None = None, upload_from: str | None = None,
              write_out: str = "") -> tuple[list[str], str]:
     """curl making one request; the URL goes in on stdin (``-K -``), so a presigned URL never shows in a
@@ -186,19 +202,55 @@ class Measured:
     # The most anonymous memory seen (RssAnon, sampled): what the client holds itself, without the pages of
     # its libraries' files, which every process mapping them shares with the page cache.
     peak_private_mib: float | None = None
+    # The line a peer of objperf's own driving prints when its transfer is over (``done bytes=N``): a process
+    # that ends badly after it crashed on exit, its transfer done; one that ends badly without it failed.
+    done: str = ""
+    wrong: bool = False  # it ran, but what it produced is wrong
 
     @property
     def ok(self) -> bool:
-        return self.exit_status == 0
+        return (self.exit_status == 0 or bool(self.done)) and not self.wrong
 
     @ok.setter
     def ok(self, value: bool) -> None:
+        self.wrong = not value
         if not value and self.exit_status == 0:
-            self.exit_status = -1  # it ran, but what it produced is wrong
+            self.exit_status = -1
+
+    @property
+    def crashed_on_exit(self) -> bool:
+        """Its transfer done (and, when the caller checked them, its bytes right), its process ended badly."""
+        return self.ok and self.exit_status != 0
+
+    @property
+    def outcome(self) -> str:
+        """``ok``, ``ok, crashed on exit (SIGABRT)`` or ``failed: <what it said last>``, in one line."""
+        if not self.ok:
+            return f"failed: {' '.join(self.detail.split())[:300] or ending(self.exit_status)}"
+        return f"ok, crashed on exit ({ending(self.exit_status)})" if self.exit_status else "ok"
 
     @property
     def cpu_s(self) -> float:
         return self.cpu_user_s + self.cpu_system_s
+
+
+def ending(code: int) -> str:
+    """How a process ended, from its exit code as subprocess gives it (a signal's as its negative)."""
+    import signal
+
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+def done_line(stdout: str) -> str:
+    """The last ``done …`` line a peer printed (``objperf.peers.peer_process``), or ''."""
+    from objperf.peers.peer_process import DONE
+
+    return next((line for line in reversed(stdout.splitlines()) if line.startswith(f"{DONE} ")), "")
 
 
 def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: float = 3600) -> Measured:
@@ -241,13 +293,14 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
     proc.stderr.close()
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
-    if code == 0:
+    done = done_line(output.get("out", ""))
+    if code == 0 or done:
         detail = output.get("out", "")
     else:
         lines = (output.get("out", "") + output.get("err", "")).strip().splitlines()
-        detail = lines[-1] if lines else f"exit {code}"
+        detail = lines[-1] if lines else ending(code)
     return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail,
-                    peak_private_mib=private_kib / 1024 or None)
+                    peak_private_mib=private_kib / 1024 or None, done=done)
 
 
 def exited(pid: int) -> bool:
@@ -284,7 +337,7 @@ def version_of(name: str) -> str:
                              capture_output=True, text=True).stdout
         return out.strip() or "?"
     package = {"objperf": "objperf", "aws cli": "awscli", "aws cli tuned": "awscli", "boto3": "boto3",
-               "aws crt": "awscrt"}[name]
+               "aws crt": "awscrt", "obstore": "obstore", "s3torchconnector": "s3torchconnector"}[name]
     try:
         return version(package)
     except PackageNotFoundError:

