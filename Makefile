@@ -54,7 +54,7 @@ lab: $(STAMP)
 
 # data/sample made again with today's code: every study --quick and the client comparison (several minutes).
 sample: $(STAMP)
-	$(PY) -m objperf.studies.sample data/sample
+	$(PY) -m objperf.commands.sample data/sample
 
 bench: $(STAMP)
 	$(VENV)/bin/nox -s bench

@@ -23,8 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
-import importlib
-import inspect
 import signal
 import sys
 import threading
@@ -232,54 +230,28 @@ def _frame_status(outcome) -> str:
     return getattr(outcome, "attrs", {}).get("status", "complete")
 
 
-def _command(name: str, cls: type, workflow: str, positionals: tuple[str, ...]) -> Callable[..., Run]:
-    """``objperf.api.fetch`` and kin: the run kind ``cls`` defines, as a function whose signature and help are
-    its options'."""
-    module, _, function = workflow.rpartition(".")
-
-    def command(*args, background: bool = False, progress: bool = True, **keywords) -> Run:
-        if args and isinstance(args[0], cls):  # a whole options object, made or kept by the caller
-            if len(args) > 1 or keywords:
-                raise UsageError(f"{name}() takes an options object alone, or keywords")
-            # Checked as keywords are (a dataclass takes any value), and copied: the run fills in its dataset's
-            # place, not in the caller's object.
-            options = build(cls, {field.name: getattr(args[0], field.name) for field in dataclasses.fields(cls)
-                                  if getattr(args[0], field.name) != field.default}, what=f"{name}()")
-        else:
-            if len(args) > len(positionals):
-                raise UsageError(f"{name}() takes at most {len(positionals)} positional argument(s): "
-                                 f"{', '.join(positionals)}")
-            for flag, instead in COMMAND_LINE_ONLY.items():
-                if keywords.pop(flag, None):
-                    raise UsageError(f"{flag} is for the command line: {instead}")
-            for given, value in zip(positionals, args):
-                if given in keywords:
-                    raise UsageError(f"{name}() got {given!r} twice")
-                keywords[given] = value
-            options = build(cls, keywords, what=f"{name}()")
-        return _run(name, getattr(importlib.import_module(module), function), options, background, progress)
-
-    command.__name__ = command.__qualname__ = name
-    command.__module__ = __name__
-    command.__doc__ = _doc(name, cls)
-    command.__signature__ = _signature(cls, positionals)
-    return command
-
-
-def _signature(cls: type, positionals: tuple[str, ...]) -> inspect.Signature:
-    params = []
-    for field, spec in options_of(cls):
-        if field.name in COMMAND_LINE_ONLY:
-            continue
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if field.name in positionals else inspect.Parameter.KEYWORD_ONLY
-        annotation = f"{field.type} | str" if spec.kind.name in ALSO_TEXT else field.type
-        params.append((field.name not in positionals, inspect.Parameter(field.name, kind, default=field.default,
-                                                                        annotation=annotation)))
-    ordered = [param for _, param in sorted(params, key=lambda item: item[0])]
-    kw = inspect.Parameter.KEYWORD_ONLY
-    ordered += [inspect.Parameter("background", kw, default=False, annotation="bool"),
-                inspect.Parameter("progress", kw, default=True, annotation="bool")]
-    return inspect.Signature(ordered, return_annotation="Run")
+def _call(name: str, cls: type, workflow: Callable, positionals: tuple[str, ...], given: dict[str, Any]) -> Run:
+    """A run function's call: its keywords (those given a value other than their default) or a whole options
+    object in its first place, checked as the command line's options are, then the run."""
+    given = dict(given)
+    unknown, background, progress = given.pop("unknown"), given.pop("background"), given.pop("progress")
+    defaults = {field.name: field.default for field, _ in options_of(cls)}
+    chosen = {key: value for key, value in given.items() if value is not defaults.get(key) and
+              not (type(value) is type(defaults.get(key)) and value == defaults.get(key))}
+    if isinstance(given.get(positionals[0]), cls):  # a whole options object, made or kept by the caller
+        if len(chosen) > 1 or unknown:
+            raise UsageError(f"{name}() takes an options object alone, or keywords")
+        made = given[positionals[0]]
+        # Checked as keywords are (a dataclass takes any value), and copied: the run fills in its dataset's
+        # place, not in the caller's object.
+        options = build(cls, {field.name: getattr(made, field.name) for field in dataclasses.fields(cls)
+                              if getattr(made, field.name) != field.default}, what=f"{name}()")
+    else:
+        for flag, instead in COMMAND_LINE_ONLY.items():
+            if unknown.pop(flag, None):
+                raise UsageError(f"{flag} is for the command line: {instead}")
+        options = build(cls, {**chosen, **unknown}, what=f"{name}()")
+    return _run(name, workflow, options, background, progress)
 
 
 def _doc(name: str, cls: type) -> str:
@@ -295,11 +267,107 @@ def _doc(name: str, cls: type) -> str:
     return "\n".join(lines) + "\n"
 
 
-fetch = _command("fetch", FetchOptions, "objperf.workflows.transfers.fetch", ("url",))
-put = _command("put", PutOptions, "objperf.workflows.transfers.put", ("url",))
-mixed = _command("mixed", MixedOptions, "objperf.workflows.transfers.mixed", ("url",))
-study = _command("study", StudyOptions, "objperf.workflows.study.study", ("name", "url"))
-compare = _command("compare", CompareOptions, "objperf.workflows.compare.compare", ("url",))
+# -- begin: written by python -m objperf.commands.api_source from objperf.options; do not edit --
+
+
+def fetch(url: str | None | FetchOptions = None, *, out: str | None = None, no_save: bool = False,
+          figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
+          object_size: int | str = 1073741824, cluster: str | None = None, local_cluster: int | None = None,
+          workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
+          threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
+          spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
+          timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
+          buffer_size: int | None | str = None, reseed: bool = False, endpoint: str | None = None,
+          region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
+          ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
+          url_lifetime: int | str = 900, keys: str | None = None, concurrency: int = 16,
+          range_size: int | str = 8388608, random: bool = False, duration: float | None | str = None,
+          requests: int | None = None, bytes: int | None | str = None, sink: str = 'ram', sink_dir: str | None = None,
+          verify: bool = False, engine: str = 'curl', rate: float | None = None, background: bool = False,
+          progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.transfers import fetch as workflow
+
+    return _call("fetch", FetchOptions, workflow, ('url',), given)
+
+
+def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save: bool = False, figures: bool = False,
+        json_sketches: bool = False, price: tuple[str, ...] | str = (), object_size: int | str = 67108864,
+        cluster: str | None = None, local_cluster: int | None = None, workers: int | None = None,
+        wait_for: int | None = None, wait_timeout: float | str = 60.0, threads: int | None = None, ip: str = 'any',
+        connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (), interface: str | None = None,
+        http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
+        buffer_size: int | None | str = None, part_size: int | str = 33554432, keys: int = 1, verify: bool = False,
+        cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
+        anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
+        buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, concurrency: int = 16,
+        duration: float | None | str = None, requests: int | None = None, create_bucket: bool = False,
+        background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.transfers import put as workflow
+
+    return _call("put", PutOptions, workflow, ('url',), given)
+
+
+def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_save: bool = False,
+          figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
+          object_size: int | str = 67108864, cluster: str | None = None, local_cluster: int | None = None,
+          workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
+          threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
+          spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
+          timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
+          buffer_size: int | None | str = None, reseed: bool = False, part_size: int | str = 33554432, keys: int = 1,
+          verify: bool = False, cleanup: bool = False, endpoint: str | None = None, region: str | None = None,
+          profile: str | None = None, anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
+          no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
+          write_to: str | None = None, concurrency: int | None = None, read_concurrency: int | None = None,
+          range_size: int | str = 8388608, sink: str = 'ram', write_concurrency: int | None = None,
+          duration: float | str = 30.0, background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.transfers import mixed as workflow
+
+    return _call("mixed", MixedOptions, workflow, ('url',), given)
+
+
+def study(name: str | StudyOptions = None, url: str | None = None, *, cluster: str | None = None,
+          local_cluster: int | None = None, workers: int | None = None, wait_for: int | None = None,
+          wait_timeout: float | str = 60.0, threads: int | None = None, ip: str = 'any',
+          connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (), interface: str | None = None,
+          http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
+          buffer_size: int | None | str = None, reseed: bool = False, endpoint: str | None = None,
+          region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
+          ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
+          url_lifetime: int | str = 900, out: str | None = None, quick: bool = False, repeat: int = 1,
+          duration: float | None | str = None, object_size: int | None | str = None, concurrency: int | None = None,
+          read_concurrency: int | None = None, write_concurrency: int | None = None,
+          range_size: int | None | str = None, part_size: int | None | str = None, sink: str | None = None,
+          grid: tuple[str, ...] = (), other_url: str | None = None, replicas: int = 32, replica_buckets: bool = False,
+          throttle: int = 8, cleanup: bool = False, figures: str | None = None, background: bool = False,
+          progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.study import study as workflow
+
+    return _call("study", StudyOptions, workflow, ('name', 'url'), given)
+
+
+def compare(url: str | None | CompareOptions = None, *, endpoint: str | None = None, region: str | None = None,
+            profile: str | None = None, ca_bundle: str | None = None, target: tuple[str, ...] = (),
+            clients: tuple[str, ...] | str = CompareOptions.clients, size: int | str = 104857600, repeat: int = 5,
+            concurrency: int = 16, part_size: int | str = 8388608, endpoint_for: tuple[str, ...] = (),
+            out: str | None = None, no_save: bool = False, figures: bool = False, background: bool = False,
+            progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.compare import compare as workflow
+
+    return _call("compare", CompareOptions, workflow, ('url',), given)
+
+
+fetch.__doc__ = _doc('fetch', FetchOptions)
+put.__doc__ = _doc('put', PutOptions)
+mixed.__doc__ = _doc('mixed', MixedOptions)
+study.__doc__ = _doc('study', StudyOptions)
+compare.__doc__ = _doc('compare', CompareOptions)
+# -- end of what objperf.commands.api_source writes --
 
 
 def study_figures(path: str | Path, out_dir: str | Path) -> list[Path]:

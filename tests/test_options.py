@@ -139,3 +139,17 @@ def test_an_options_object_is_checked_as_keywords_are_and_a_required_name_is_ask
         api.fetch(FetchOptions(concurrency=0), progress=False)
     with pytest.raises(UsageError, match="study\\(\\) needs name"):
         api.study(quick=True, progress=False)
+
+
+def test_the_api_run_functions_are_the_definitions_the_options_write():
+    """objperf/api.py holds each run function as a real definition (an IDE reads its keywords from the source),
+    and they are what the options classes make: none drifts from the option it stands for."""
+    from objperf.commands.api_source import written
+
+    source = (PACKAGE / "api.py").read_text()
+    assert written(source) == source, "objperf/api.py is stale: python -m objperf.commands.api_source"
+    for name, cls in (("fetch", FetchOptions), ("study", StudyOptions)):
+        params = inspect.signature(getattr(api, name)).parameters
+        named = {field.name for field, _ in options_of(cls)} - {"json"}
+        assert named <= set(params) and params["progress"].default is True
+        assert all(params[n].default == getattr(cls, n, params[n].default) for n in named)

@@ -1,5 +1,5 @@
 """The shipped sample (``data/sample``) is what today's code writes: every study's step results, its quick
-parameters, the row schema.  When this fails, ``make sample`` (``python -m objperf.studies.sample``) makes
+parameters, the row schema.  When this fails, ``make sample`` (``python -m objperf.commands.sample``) makes
 the sample again."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from objperf import load
+from objperf.commands.sample import COMPARE
 from objperf.core.schema import COLUMNS
 from objperf.dataset.directory import load_steps
 from objperf.studies.catalog import STUDIES
 from objperf.studies.grids import STEP_RESULTS
-from objperf.studies.sample import COMPARE
 from objperf.workflows.study import QUICK_OBJECT_SIZE, quick_duration
 
 pytestmark = pytest.mark.timeout(120)

@@ -1,4 +1,4 @@
-"""``python -m objperf.studies.sample [DIR]`` — the shipped sample (``data/sample``) made again with today's code:
+"""``python -m objperf.commands.sample [DIR]`` — the shipped sample (``data/sample``) made again with today's code:
 every study with ``--quick`` and the client comparison, on one embedded SeaweedFS, each into ``DIR/NAME``.
 The old sample is replaced only once every new dataset is complete.  ``tests/test_sample.py`` fails when the
 shipped sample no longer matches what the code writes, and names this command."""
