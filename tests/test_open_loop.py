@@ -25,16 +25,22 @@ def fetch(store, out, *args, endpoint=None, key="data/small.bin"):
 
 @pytest.mark.integration
 def test_an_open_loop_run_starts_requests_at_the_rate_asked(store, tmp_path):
-    summary, rows = fetch(store, tmp_path / "r", "--rate", "200/s", "-c", "8", "--duration", "3s")
+    summary, rows = fetch(store, tmp_path / "r", "--rate", "200/s", "-c", "32", "--duration", "3s")
     open_loop = summary["open_loop"]
     assert abs(open_loop["rate_achieved"] - 200) / 200 < 0.05, open_loop
     due = np.sort(rows["t_intended"].to_numpy())
     assert np.allclose(np.diff(due), 1 / 200, rtol=0, atol=1e-6)  # the schedule: one every 5 ms (to the clock's grain)
     assert len(rows) == pytest.approx(600, rel=0.05)
     late = rows["t_start"] - rows["t_intended"]
-    # A fast store: requests start when they are due.  Waits timed in milliseconds started them 0.6 ms late in
-    # the median, lateness that the latency from the intended time would put on the store.
-    assert (late >= 0).all() and late.median() < 0.0003
+    assert (late >= 0).all()
+    # A request due while a slot is free starts when it is due.  Waits timed in milliseconds started them 0.6 ms
+    # late in the median, lateness that the latency from the intended time would put on the store.  A request
+    # due while every slot was busy (a loaded box answers slower) waits for one: that is the backlog, not lateness.
+    started, ended = rows["t_start"].to_numpy(), (rows["t_start"] + rows["total_s"]).to_numpy()
+    busy = np.array([np.count_nonzero((started < t) & (ended > t)) for t in rows["t_intended"].to_numpy()])
+    free = busy < 32
+    assert free.sum() > len(rows) / 2, busy
+    assert late[free].median() < 0.0003, late[free].describe()
 
 
 @pytest.mark.integration

@@ -19,6 +19,14 @@ import numpy as np
 import requests
 import urllib3
 
+from objperf.core.curl_codes import (
+    CURLE_COULDNT_CONNECT,
+    CURLE_OPERATION_TIMEDOUT,
+    CURLE_PARTIAL_FILE,
+    CURLE_RANGE_ERROR,
+    CURLE_RECV_ERROR,
+    CURLE_WRITE_ERROR,
+)
 from objperf.core.errors import UsageError
 from objperf.core.sanitize import printable
 from objperf.core.schema import CUT_CURL_CODE, ENGINE_COLUMNS, ETAG_BYTES, OP_GET, S3_ERROR_BYTES
@@ -26,11 +34,7 @@ from objperf.plan.reads import SequentialPlan, range_count
 from objperf.s3.xml import element_text
 
 _CHUNK = 1 << 20
-CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR, CURLE_WRITE_ERROR = 7, 28, 56, 23
-CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)
 
-
-CURLE_PARTIAL_FILE = 18
 
 
 def refuse_dot_segments(url: str) -> None:

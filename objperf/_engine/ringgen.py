@@ -1,7 +1,7 @@
 """Writes the engine's row ring (``ring.pxi``: the C struct and the function that points it into NumPy
 columns) from ``objperf.core.schema.ENGINE_COLUMNS``, so the row layout is defined once.  ``setup.py`` runs it
 before Cython compiles the engine; ``python objperf/_engine/ringgen.py`` does it by hand.  It reads
-schema.py by path, so a build needs nothing of objperf installed."""
+schema.py by path, with this checkout first on the import path, so a build needs nothing of objperf installed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,11 @@ C_NAMES = {"bytes": "nbytes"}  # Python's builtin name, kept off the C side
 def engine_columns() -> dict:
     spec = importlib.util.spec_from_file_location("objperf_schema_for_build", SCHEMA)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(HERE.parents[1]))  # schema.py's own imports (objperf.core.curl_codes) from this checkout
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(HERE.parents[1]))
     return module.ENGINE_COLUMNS
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from objperf.core.curl_codes import NEVER_SENT
 from objperf.core.errors import UsageError
 
 PRICES = Path(__file__).with_name("prices") / "prices.csv"
@@ -18,7 +19,6 @@ GB = 1 << 30  # providers bill GB of 2^30 bytes
 TIB = 1 << 40
 CLASS_A = frozenset({"PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU"})  # writes (and LIST, not in rows)
 CLASS_B = frozenset({"GET", "HEAD"})  # reads; DELETE and AbortMultipartUpload are free everywhere listed
-NEVER_SENT = (6, 7)  # name not resolved, connection refused: nothing reached the store, nothing billed
 
 
 @lru_cache(maxsize=4)

@@ -15,6 +15,7 @@ from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.analysis.summary import rate_figures
 from objperf.core.errors import UsageError
 from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, OP_GET, OPS, curl_error_text
+from objperf.dataset.layout import MANIFEST, ROWS_DIR
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
@@ -26,10 +27,10 @@ def parts(paths: Sequence[str | Path]) -> list[str]:
     """The parquet parts of the dataset directories ``paths`` (bundles are loaded whole: unpack one first)."""
     found = []
     for path in map(Path, paths):
-        if not (path / "requests").is_dir():
+        if not (path / ROWS_DIR).is_dir():
             raise UsageError(f"{path}: a dataset directory is scanned where it lies (requests/part-*.parquet); "
                              "unpack a bundle first")
-        for part in sorted((path / "requests").glob("*.parquet")):
+        for part in sorted((path / ROWS_DIR).glob("*.parquet")):
             if not part.resolve().is_relative_to(path.resolve()) or not part.resolve().is_file():
                 from objperf.dataset.source import DatasetError
 
@@ -51,11 +52,11 @@ def _check_footers(paths: Sequence[str | Path], found: list[str]) -> None:
         if problem := row_schema_problem(pq.read_schema(part), f"requests/{Path(part).name}"):
             raise DatasetError(f"{', '.join(map(str, paths))}: the rows cannot be scanned ({problem})")
     for path in map(Path, paths):
-        mine = [part for part in found if Path(part).parent == path / "requests"]
+        mine = [part for part in found if Path(part).parent == path / ROWS_DIR]
         declared = sum(part_rows(Path(part), path, f"requests/{Path(part).name}", loaded=False) for part in mine)
         source = Source(path)
         try:
-            manifest = source.manifest() if source.exists("manifest.json") else {}
+            manifest = source.manifest() if source.exists(MANIFEST) else {}
         finally:
             source.close()
         check_rows(manifest, declared, path)

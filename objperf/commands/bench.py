@@ -56,7 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown and not Path(args.markdown).resolve().parent.is_dir():
         print(f"objperf bench: --markdown {args.markdown}: no such directory", file=sys.stderr)
         return 2
-    return run_main("objperf bench", lambda: _bench(args, argv))
+    from objperf.core.progress import telling
+
+    def say(text: str) -> None:
+        print(f"objperf bench: {text}", file=sys.stderr, flush=True)
+
+    def bench() -> int:
+        with telling(say):
+            return _bench(args, argv)
+
+    return run_main("objperf bench", bench)
 
 
 def _rounds(clients: dict, run_big, run_small, repeat: int, size: int, label: str, server_cpu_s):

@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import errno
 
+from objperf.core.curl_codes import (
+    CURLE_OPERATION_TIMEDOUT,
+    CURLE_PEER_FAILED_VERIFICATION,
+)
 from objperf.core.sanitize import printable, without_userinfo
 
-# libcurl's codes that say something about the peer (curl/curl.h; stable since 7.x).
-CURLE_COULDNT_RESOLVE_HOST = 6
-CURLE_COULDNT_CONNECT = 7
-CURLE_WEIRD_SERVER_REPLY = 8  # objperf's code, too, for an answer S3 would not give (objperf.core.schema)
-CURLE_OPERATION_TIMEDOUT = 28
-CURLE_ABORTED_BY_CALLBACK = 42
-CURLE_FILESIZE_EXCEEDED = 63
-CURLE_PEER_FAILED_VERIFICATION = 60
 UNTRUSTED = "TLS certificate not trusted"  # how a failed certificate check begins its reason
 TLS_HINT = "give its CA with --ca-bundle (or AWS_CA_BUNDLE), or pass --no-verify-ssl"
 DENIED_CODES = frozenset({"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken",

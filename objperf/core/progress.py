@@ -161,8 +161,9 @@ def phase(text: str, *, quiet_s: float = PHASE_QUIET_S) -> Iterator[None]:
         done.set()
 
 
-def tell(text: str) -> None:
-    """Say ``text`` now to whoever is told (``telling``), if anyone."""
+def tell(text: str) -> bool:
+    """Say ``text`` now to whoever is told (``telling``), if anyone; whether someone was."""
     say = _sayer.get()
     if say is not None:
         say(text)
+    return say is not None

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from objperf.core.curl_codes import CURLE_ABORTED_BY_CALLBACK
+
 COLUMNS = (
     "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
@@ -80,7 +82,7 @@ HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
 # the bytes moved until then.  libcurl's "aborted by an application callback", which objperf raises no
 # other way.  Cut before an error status arrived, it is neither a success nor a failure; an error
 # status that had arrived (a 503 cut mid-body) still makes it a failure.
-CUT_CURL_CODE = 42
+CUT_CURL_CODE = CURLE_ABORTED_BY_CALLBACK
 
 # libcurl's own words for the codes an HTTP transfer can end with (curl_easy_strerror), so the summary
 # names errors without loading the engine.

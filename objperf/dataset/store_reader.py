@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from objperf.core.errors import UsageError
+from objperf.dataset.layout import MANIFEST
 from objperf.s3.settings import CONTROL_BODY_CAP, S3Settings
 
-MANIFEST = "manifest.json"
 CHUNK = 64 << 20  # a part of a file pushed in several (S3's parts are 5 MiB at least)
 LISTED_PART_MAX_BYTES = 1 << 30  # a part of an unfinished dataset (one flush of rows: a few MiB)
 

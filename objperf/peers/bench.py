@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from objperf._engine.payload import payload_parts
+from objperf.core.progress import tell
 from objperf.peers import clients
 from objperf.peers.clients import Measured, measure, tool
 from objperf.peers.tables import GIB, SMALL_SIZE, median
@@ -60,7 +61,7 @@ def crc_of_file(path: Path) -> int:
 
 def has_module(name: str) -> bool:
     if not clients.has_module(name):
-        print(f"objperf bench: {name} is not installed, skipped (pip install 'objperf[peers]')", file=sys.stderr)
+        tell(f"{name} is not installed, skipped (pip install 'objperf[peers]')")
         return False
     return True
 

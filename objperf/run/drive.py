@@ -12,12 +12,12 @@ manifest with the status the run really ended with."""
 
 from __future__ import annotations
 
-import sys
+import logging
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from objperf.core.errors import EngineError, ObjperfError, RunFailed
-from objperf.core.progress import ambient_progress
+from objperf.core.progress import ambient_progress, tell
 from objperf.run.control import current, stop_requested
 from objperf.run.recorder import Recorder
 from objperf.run.signals import cleaning_up
@@ -173,12 +173,18 @@ def _planned_s(parts: list[Part]) -> float | None:
     return max((p for p in planned if p), default=None)
 
 
+def _trouble(text: str) -> None:
+    """What went wrong while a run ended, which must not end it: said to whoever is told, else logged."""
+    if not tell(text):
+        logging.getLogger("objperf").warning(text)
+
+
 def _close_unstarted(parts: list[Part]) -> None:
     for part in parts:
         try:
             part.engine.close()
         except Exception as exc:
-            print(f"objperf: while closing an engine that never started: {exc}", file=sys.stderr)
+            _trouble(f"while closing an engine that never started: {exc}")
 
 
 def _abort_all(parts: list[Part]) -> None:
@@ -188,7 +194,7 @@ def _abort_all(parts: list[Part]) -> None:
         try:
             part.abort()
         except Exception as exc:  # one part that cannot stop must not keep the others' aborts from going out
-            print(f"objperf: while stopping the run: {exc}", file=sys.stderr)
+            _trouble(f"while stopping the run: {exc}")
 
 
 def _teardown(recorder: Recorder, parts: list[Part], after_engines: Iterable[Callable[[], None]]) -> None:

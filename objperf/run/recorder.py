@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
+from objperf.core.curl_codes import NEVER_SENT
 from objperf.core.errors import RunFailed, describe_os_error
 from objperf.core.sanitize import redacted
 from objperf.core.schema import empty_columns, ok_requests
@@ -32,7 +33,6 @@ FLUSH_EVERY_S = 1.0
 # request succeeding for this long, has lost its server: it stops and says so rather than fail on.
 LOST_AFTER_FAILURES = 100
 LOST_AFTER_S = 1.0
-CONNECT_FAILURES = (6, 7)  # couldn't resolve host, couldn't connect
 
 
 def concat_columns(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -170,10 +170,10 @@ class Recorder:
         ok = ok_requests(cols["curl_code"], cols["status"])
         if ok.any():
             last = int(np.flatnonzero(ok)[-1])
-            self._connect_failures = int(np.isin(cols["curl_code"][last + 1:], CONNECT_FAILURES).sum())
+            self._connect_failures = int(np.isin(cols["curl_code"][last + 1:], NEVER_SENT).sum())
             self._last_ok, self._last_ok_wall = time.monotonic(), time.time()
         else:
-            self._connect_failures += int(np.isin(cols["curl_code"], CONNECT_FAILURES).sum())
+            self._connect_failures += int(np.isin(cols["curl_code"], NEVER_SENT).sum())
 
     def server_lost(self) -> str | None:
         """Why the run should stop because its server is gone, or None."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from objperf._engine.config import queue_engine
 from objperf._engine.payload import make_payload
+from objperf.core.curl_codes import CURLE_OK, NEVER_SENT
 from objperf.core.errors import ObjperfError
 from objperf.core.progress import phase
 from objperf.core.schema import (
@@ -32,7 +33,7 @@ from objperf.core.schema import (
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
 from objperf.plan.writes import WriteWorkload, expected_bytes, object_key, write_targets
-from objperf.run.drive import drain_until_done
+from objperf.run.drive import STEP_S, drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client
 
@@ -74,8 +75,7 @@ class Upload:
 
 OPEN_AHEAD = 8  # CreateMultipartUpload calls in flight at most
 ABORTS_AT_ONCE = 32  # AbortMultipartUpload calls in flight at most, at the end of a run
-NOTHING_SENT = (0, 6, 7)  # an answer, or a request that never left (host unresolved, connection refused)
-STEP_S = 0.1
+NOTHING_SENT = (CURLE_OK, *NEVER_SENT)  # an answer, or a request that never left
 CREATE_GRACE_S = 2.0  # how long the end of a run waits for CreateMultipartUpload answers before cutting them
 
 

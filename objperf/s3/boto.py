@@ -10,11 +10,15 @@ from collections.abc import Callable
 from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from objperf.core.errors import (
+from objperf.core.curl_codes import (
     CURLE_COULDNT_CONNECT,
     CURLE_FILESIZE_EXCEEDED,
     CURLE_OPERATION_TIMEDOUT,
     CURLE_PEER_FAILED_VERIFICATION,
+    CURLE_RECV_ERROR,
+    CURLE_SSL_CONNECT_ERROR,
+)
+from objperf.core.errors import (
     CredentialsError,
     TargetError,
     TransferFailed,
@@ -27,8 +31,6 @@ from objperf.s3 import sigv4
 from objperf.s3.bounded import BoundedSender
 from objperf.s3.light import Attempt, held_to_contract
 from objperf.s3.settings import S3Settings
-
-CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR = 35, 56  # transport failures, coded as the engine codes them
 
 
 class BotocorePlane:

@@ -18,7 +18,8 @@ import socket
 import threading
 from collections.abc import Iterator
 
-from objperf.core.errors import CURLE_FILESIZE_EXCEEDED, CURLE_OPERATION_TIMEDOUT, TransferFailed
+from objperf.core.curl_codes import CURLE_FILESIZE_EXCEEDED, CURLE_OPERATION_TIMEDOUT
+from objperf.core.errors import TransferFailed
 from objperf.s3.settings import CONTROL_BODY_CAP
 
 CHUNK = 64 << 10

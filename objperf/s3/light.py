@@ -25,7 +25,8 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from objperf._curl.exchange import Exchange
-from objperf.core.errors import CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY, TransferFailed, refused, unreachable
+from objperf.core.curl_codes import CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY
+from objperf.core.errors import TransferFailed, refused, unreachable
 from objperf.core.sanitize import printable
 from objperf.core.schema import ok_requests
 from objperf.s3 import sigv4
