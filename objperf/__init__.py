@@ -2,7 +2,7 @@
 
 import os
 
-__version__ = "0.1.0"
+from objperf.core.version import __version__
 
 # Arrow allocates through mimalloc, which by default commits its arenas whole, in transparent huge pages
 # where the kernel allows them.  Here each huge page faulted in cost the kernel milliseconds: a first load

@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-from objperf import __version__
 from objperf.commands import ALIASES, COMMANDS
 from objperf.commands.common import exit_now
 from objperf.core.exits import EXIT_USAGE
+from objperf.core.version import __version__
 
 
 def usage() -> str:

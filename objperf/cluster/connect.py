@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from objperf import __version__
 from objperf.core.errors import UsageError
 from objperf.core.progress import phase
+from objperf.core.version import __version__
 
 CONNECT_TIMEOUT_S = 5.0
 WAIT_FOR_TIMEOUT_S = 60.0

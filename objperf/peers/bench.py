@@ -432,10 +432,9 @@ def bench_analysis(rows: int) -> str:
     import numpy as np
     import pyarrow as pa
 
-    from objperf import load
     from objperf.analysis.stats import concurrency_curve
     from objperf.core.schema import empty_columns
-    from objperf.dataset.directory import DatasetWriter, rows_to_table
+    from objperf.dataset.directory import DatasetWriter, load, rows_to_table
 
     grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
     with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:

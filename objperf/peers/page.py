@@ -83,8 +83,8 @@ def versions() -> dict[str, str]:
     """objperf, the libraries its engine runs on, Python, each peer and each server."""
     import sys
 
-    from objperf import __version__
     from objperf._curl.exchange import curl_versions
+    from objperf.core.version import __version__
     from objperf.peers.clients import has_module, tool
 
     found = {"objperf": __version__ + _commit()}

@@ -73,7 +73,7 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked)
     and, where a GET had a first byte, ttfb.png; titled in words with the run's context when its manifest is
     given (or in ``df.attrs``).  Rows of no request draw nothing."""
-    from objperf import plots
+    from objperf.plots.runs import first_byte_gets, throughput_over_time, timeline_title, ttfb_distribution
 
     if not len(df):
         return []
@@ -86,9 +86,9 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     def titled(words: str) -> str:
         return f"{words}\n{context}" if context else words
 
-    drawn = [("throughput.png", plots.throughput_over_time(df, title=titled(plots.timeline_title(df))))]
-    if len(plots.first_byte_gets(df)):
-        drawn.append(("ttfb.png", plots.ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
+    drawn = [("throughput.png", throughput_over_time(df, title=titled(timeline_title(df))))]
+    if len(first_byte_gets(df)):
+        drawn.append(("ttfb.png", ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
     return drawn
 
 
@@ -128,19 +128,20 @@ def draw_scanned_figures(directory: str | Path, *, timeline: list[tuple[float, f
     """The figures of rows analysed where they lie (``analysis.scan``) that have something to draw:
     throughput.png from the scanned timeline (reads' bytes received, writes' acknowledged), ttfb.png from the
     TTFB sketch where a GET had a first byte, concurrency.png when they are grouped by concurrency."""
-    from objperf import plots
+    from objperf.plots.runs import sketch_distribution, throughput_over_time
+    from objperf.plots.steps import throughput_against_concurrency
 
     where = f"{rows:,} rows analysed where they lie"
     drawn = []
     if timeline:
-        drawn.append(("throughput.png", plots.throughput_over_time(
+        drawn.append(("throughput.png", throughput_over_time(
             pd.DataFrame(timeline, columns=["t_s", "gbps", "failed"]), title=f"Throughput over time\n{where}")))
     if ttfb.count:
-        drawn.append(("ttfb.png", plots.sketch_distribution(ttfb, title=f"Time to first byte of the GETs\n{where}")))
+        drawn.append(("ttfb.png", sketch_distribution(ttfb, title=f"Time to first byte of the GETs\n{where}")))
     if by == "concurrency" and groups is not None:
         curve = groups.assign(concurrency=pd.to_numeric(groups["concurrency"], errors="coerce"))  # a manifest may
         curve = curve.dropna(subset=["concurrency", "gbps"])  # record none, or a word
         if len(curve) > 1:
-            drawn.append(("concurrency.png", plots.throughput_against_concurrency(
+            drawn.append(("concurrency.png", throughput_against_concurrency(
                 curve, y="gbps", title=f"Throughput against concurrency\n{where}")))
     return _saved(directory, drawn)

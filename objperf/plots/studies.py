@@ -10,10 +10,21 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from objperf import plots
 from objperf.analysis.published import r2_figure
 from objperf.core.errors import UsageError
 from objperf.core.sanitize import printable
+from objperf.plots.runs import sustained_timeline, ttfb_distribution
+from objperf.plots.steps import (
+    beside_published,
+    distance_curves,
+    grouped_bars,
+    hot_object_errors,
+    part_size_curves,
+    rate_saturation,
+    replica_cure,
+    throughput_against_concurrency,
+    ttfb_against_size,
+)
 
 PUBLISHED = "published (R2)"
 
@@ -37,7 +48,7 @@ def _level(ax, value: float, label: str, *, axis: str = "y") -> None:
 
 
 def _reads_by_concurrency(steps, rows, context):
-    ax = plots.throughput_against_concurrency(steps, title=f"GET throughput against concurrency\n{context}")
+    ax = throughput_against_concurrency(steps, title=f"GET throughput against concurrency\n{context}")
     ax.lines[0].set_label("local (steady read Gbps)")
     _level(ax, _published("load-generators", "read throughput",
                           "any client with enough concurrent ranged GETs on one key"),
@@ -46,13 +57,13 @@ def _reads_by_concurrency(steps, rows, context):
 
 
 def _ttfb_by_concurrency(steps, rows, context):
-    ax = plots.ttfb_distribution(rows(), hue="concurrency", title=f"Time to first byte by concurrency\n{context}")
+    ax = ttfb_distribution(rows(), hue="concurrency", title=f"Time to first byte by concurrency\n{context}")
     _level(ax, _published("ttfb", "TTFB floor"), f"{PUBLISHED}: TTFB floor", axis="x")
     return ax
 
 
 def _part_sizes(steps, rows, context):
-    ax = plots.part_size_curves(steps, title=f"Write throughput by part size (acknowledged)\n{context}")
+    ax = part_size_curves(steps, title=f"Write throughput by part size (acknowledged)\n{context}")
     peak = _published("part-size", "write throughput peak")
     at = _published("part-size", "connections at peak")
     ax.plot([at], [peak], "*", color="firebrick", markersize=12, label=f"{PUBLISHED}: 32 MiB peak at {at:g}")
@@ -64,8 +75,8 @@ def _part_sizes(steps, rows, context):
 
 
 def _bars(local: pd.DataFrame, published: pd.DataFrame, *, x: str, title: str):
-    return plots.grouped_bars(plots.beside_published(local, published, x=x, published_label=PUBLISHED), x=x,
-                              y="gbps", hue="source", bound="bound", title=title)
+    return grouped_bars(beside_published(local, published, x=x, published_label=PUBLISHED), x=x,
+                        y="gbps", hue="source", bound="bound", title=title)
 
 
 def _key_reads(steps, rows, context):
@@ -105,23 +116,23 @@ def _mixed(steps, rows, context):
 def _sustained(steps, rows, context):
     bin_s = float(steps["drift_bin_s"].iloc[0]) if "drift_bin_s" in steps and steps["drift_bin_s"].notna().any() \
         else 1.0
-    return plots.sustained_timeline(rows(), bin_s=bin_s, published_gbps=_published("sustained", "read throughput"),
-                                    published_label=f"{PUBLISHED}, 10 minutes",
-                                    title=f"Sustained reads over time\n{context}")
+    return sustained_timeline(rows(), bin_s=bin_s, published_gbps=_published("sustained", "read throughput"),
+                              published_label=f"{PUBLISHED}, 10 minutes",
+                              title=f"Sustained reads over time\n{context}")
 
 
 def _ttfb_size(steps, rows, context):
-    return plots.ttfb_against_size(steps, reference_ms=_published("ttfb", "TTFB floor"),
-                                   title=f"TTFB and throughput against object size (R2's floor dotted)\n{context}")
+    return ttfb_against_size(steps, reference_ms=_published("ttfb", "TTFB floor"),
+                             title=f"TTFB and throughput against object size (R2's floor dotted)\n{context}")
 
 
 def _hot_errors(steps, rows, context):
-    return plots.hot_object_errors(steps, threshold=_published("hot-object", "503 SlowDown above"),
-                                   title=f"Hot object: failed requests against concurrency\n{context}")
+    return hot_object_errors(steps, threshold=_published("hot-object", "503 SlowDown above"),
+                             title=f"Hot object: failed requests against concurrency\n{context}")
 
 
 def _hot_cure(steps, rows, context):
-    ax = plots.replica_cure(steps, title=f"Hot object: the same load over replicas\n{context}")
+    ax = replica_cure(steps, title=f"Hot object: the same load over replicas\n{context}")
     ax.axhline(_published("hot-object", "503s with replicas"), color="firebrick", linestyle=":", linewidth=1.5,
                label=f"{PUBLISHED}: no 503 over duplicate keys")
     ax.legend(loc="upper right", fontsize=8)
@@ -129,9 +140,9 @@ def _hot_cure(steps, rows, context):
 
 
 def _distance(steps, rows, context):
-    return plots.distance_curves(steps, gbps=1.0, title=f"Reads by added distance (R2: TTFB "
-                                                      f"{_published('ttfb', 'TTFB floor'):g} ms on a 0.525 ms RTT)"
-                                                      f"\n{context}")
+    return distance_curves(steps, gbps=1.0, title=f"Reads by added distance (R2: TTFB "
+                                                f"{_published('ttfb', 'TTFB floor'):g} ms on a 0.525 ms RTT)"
+                                                f"\n{context}")
 
 
 def _nic(steps, rows, context):
@@ -144,15 +155,15 @@ def _nic(steps, rows, context):
 
 
 def _threads(steps, rows, context):
-    ax = plots.grouped_bars(steps, x="threads", y="steady_gbps",
-                            title=f"Read throughput by engine threads\n{context}")
+    ax = grouped_bars(steps, x="threads", y="steady_gbps",
+                      title=f"Read throughput by engine threads\n{context}")
     _level(ax, _published("load-generators", "read throughput", "any client with enough concurrent ranged GETs "
                           "on one key"), f"{PUBLISHED}: one box's reads")
     return ax
 
 
 def _rate(steps, rows, context):
-    ax = plots.rate_saturation(steps, title=f"Fixed-rate load: where the store saturates\n{context}")
+    ax = rate_saturation(steps, title=f"Fixed-rate load: where the store saturates\n{context}")
     _level(ax, _published("ttfb", "TTFB floor"), f"{PUBLISHED}: TTFB floor")
     return ax
 

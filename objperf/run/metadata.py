@@ -9,8 +9,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from objperf import __version__
 from objperf._curl.exchange import curl_versions
+from objperf.core.version import __version__
 
 
 def utc_now() -> str:

@@ -47,11 +47,11 @@ def _with_figure(frame, out: Path | None, options: CompareOptions, invocation: I
     """``frame``, its timing figure drawn into the dataset ``out`` first when ``--figures`` asks."""
     ok = frame[frame["ok"]]
     if out and options.figures and len(ok):
-        from objperf import plots
+        from objperf.plots.steps import timing_runs
 
         runs = ok.rename(columns={"target": "provider", "rep": "run", "wall_s": "seconds"})
         title = f"{options.size / (1 << 20):g} MiB, {options.repeat} runs per client and store"
-        ax = plots.timing_runs(runs, title=title)
+        ax = timing_runs(runs, title=title)
         ax.figure.savefig(out / "compare.png", dpi=120)
         invocation.say(f"figure {out / 'compare.png'}")
     return frame
