@@ -141,13 +141,3 @@ def store_prefix(options):
         raise UsageError("--out s3://… goes into the store the run measures: give the run its s3:// URL (the "
                          "embedded server goes away with the run; an http(s) URL names no store)")
     return StorePrefix.parse(options.out, options.s3_settings())
-
-
-def with_figures(result, options, invocation: Invocation):
-    """``result``, its figures drawn into its dataset first when ``figures`` asks."""
-    if options.figures and result.dataset:
-        from objperf.plots.figures import draw_run_figures
-
-        for path in draw_run_figures(result.rows, result.dataset, result.manifest):
-            invocation.say(f"figure {path}")
-    return result

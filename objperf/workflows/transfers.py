@@ -9,7 +9,7 @@ import functools
 from objperf.core.sizes import format_size
 from objperf.dataset.destination import Destination
 from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
-from objperf.run.invocation import Invocation, resolve_out, with_figures
+from objperf.run.invocation import Invocation, resolve_out
 
 EMBEDDED_BUCKET = "objperf"
 
@@ -120,6 +120,16 @@ def mixed(options: MixedOptions, invocation: Invocation):
             with invocation.progress(options.duration) as progress:
                 result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)
+
+
+def with_figures(result, options, invocation: Invocation):
+    """``result``, its figures drawn into its dataset first when ``figures`` asks."""
+    if options.figures and result.dataset:
+        from objperf.plots.figures import draw_run_figures
+
+        for path in draw_run_figures(result.rows, result.dataset, result.manifest):
+            invocation.say(f"figure {path}")
+    return result
 
 
 def _check(options, name: str, invocation: Invocation) -> Destination:
