@@ -378,24 +378,18 @@ def wan(ctx: StudyContext) -> list[Step]:
     (``objperf.servers.delay``), at each concurrency: how many requests in flight a throughput needs as the
     store gets farther (the article's "TTFB is 70 times the RTT", measured).  The relay runs where the step
     runs, in front of the study's endpoint: a study of one machine, not of a cluster."""
-    from urllib.parse import urlsplit
-
     from objperf.servers.delay import DelayRelay
 
     if ctx.cluster is not None:
-        from objperf.core.errors import UsageError
-
         raise UsageError("the wan study emulates distance on this machine: run it without --cluster")
     endpoint = urlsplit(ctx.settings.endpoint or ctx.client.endpoint)
     if endpoint.scheme == "https":
-        from objperf.core.errors import UsageError
-
         raise UsageError("the wan study relays plain HTTP: over TLS the store's certificate names the store, not "
                          "the relay in front of it")
     key = ctx.key("wan/object")
     size = ctx.object_size
     ctx.ensure_object(ctx.bucket, key, size)
-    upstream = (endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80))
+    upstream = (endpoint.hostname, endpoint.port or 80)  # plain HTTP: https was refused above
     delays_ms = ctx.grid("wan", "delay_ms")
     grid = ctx.grid("wan", "concurrency")
     steps = []
