@@ -6,6 +6,7 @@ complete and abort.  No run leaves a multipart upload of its own open behind it.
 
 from __future__ import annotations
 
+import enum
 import math
 import time
 from collections.abc import Callable
@@ -96,6 +97,16 @@ def check_write_resources(workload: WriteWorkload) -> None:
     ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
 
 
+class State(enum.IntEnum):
+    """Where a write run stands.  It only moves forward, and each state stops more than the one before: a
+    later reason to stop never undoes a stronger one."""
+
+    RUNNING = 0  # objects begin while the budget lasts
+    STOPPING = 1  # no new object: the open ones are completed or aborted, then the run ends
+    UNANSWERED = 2  # a multipart call got no answer: the store stopped answering, so nothing more is completed
+    ENDED_ON_TIME = 3  # the deadline cut the parts in flight and the run's uploads were closed
+
+
 class Uploader:
     """Keeps an engine in queue mode fed with parts until the workload's budget or a stop: a part of the
     drive loop (``objperf.run.drive.Part``)."""
@@ -128,9 +139,7 @@ class Uploader:
         self.left_open: list[str] = []  # uploads whose abort the store did not take: the user's to abort
         self.deadline = 0.0
         self.acknowledged_bytes = 0  # bytes of the parts and objects the store answered 2xx: the progress
-        self.stopping = False
-        self.ended_on_time = False  # the deadline cut the parts in flight
-        self.unanswered = False  # a multipart call got no answer: the store stopped answering
+        self.state = State.RUNNING
         self._put_urls: dict[tuple[str, str], tuple[str, float]] = {}  # URL, when it was signed
         # Multipart uploads are opened ahead of need, several CreateMultipartUpload calls at once, so the
         # slots fill within the first second even with few large parts per upload.
@@ -147,18 +156,18 @@ class Uploader:
 
     @property
     def done(self) -> bool:
-        return self.stopping and not self.open and self.unfinished_jobs == 0 and not self._opening
+        return self.state is not State.RUNNING and not self.open and self.unfinished_jobs == 0 and not self._opening
 
     def step(self) -> None:
         """Take finished parts in, complete or abort what can be, feed the engine."""
         if self.done:
             return
         self._take(self.engine.drain())
-        if self._time_is_up() and not self.ended_on_time:
+        if self._time_is_up() and self.state is not State.ENDED_ON_TIME:
             self._end_on_time()
             return
-        if not self.stopping and self._budget_spent():
-            self.stopping = True
+        if self.state is State.RUNNING and self._budget_spent():
+            self._move_to(State.STOPPING)
         self._settle()
         if not self.done:
             self._feed()
@@ -209,7 +218,8 @@ class Uploader:
         comes first).  Take their rows, complete the objects whose every part had arrived, abort the
         rest.  The run's clock stops first: closing the uploads moves no data, and a run lasts its
         duration."""
-        self.stopping = self.ended_on_time = True
+        unanswered = self.state is State.UNANSWERED  # a store that stopped answering completes nothing
+        self._move_to(State.ENDED_ON_TIME)
         self.engine.stop(abort=True)
         drain_until_done(self.engine, self._take)
         self.recorder.stop_clock()
@@ -218,7 +228,7 @@ class Uploader:
         self._collect_opened(wait_all=True)  # uploads being opened as the time ran out are aborted too
         aborts = []
         whole = {u.index for u in self.open.values()
-                 if not u.failed and len(u.etags) == u.nparts and not self.unanswered}
+                 if not u.failed and len(u.etags) == u.nparts and not unanswered}
         with phase(closing_text(len(whole), len(self.open) - len(whole))):
             for upload in list(self.open.values()):
                 started = upload.in_flight < upload.submitted  # a part of it has a row: it had begun to move
@@ -259,6 +269,10 @@ class Uploader:
 
     # -- internals ----------------------------------------------------------------
 
+    def _move_to(self, state: State) -> None:
+        """Every change of state goes through here: forward only."""
+        self.state = max(self.state, state)
+
     def _time_is_up(self) -> bool:
         return bool(self.deadline) and time.monotonic() >= self.deadline
 
@@ -291,7 +305,7 @@ class Uploader:
     def _settle(self) -> None:
         failed = []
         for upload in list(self.open.values()):
-            if upload.in_flight or self.unanswered:  # a store that stopped answering: all aborted as the run ends
+            if upload.in_flight or self.state >= State.UNANSWERED:  # the store stopped answering: aborted at the end
                 continue
             if upload.failed:
                 failed.append((upload, True, True))
@@ -304,12 +318,12 @@ class Uploader:
             self._collect_opened()
             upload = next((u for u in self.open.values() if not u.all_submitted and not u.failed), None)
             if upload is None:
-                if not (self.stopping or self._budget_spent()):
+                if self.state is State.RUNNING and not self._budget_spent():
                     upload = self._begin()
                 if upload is None:
                     if not self._opening:
-                        if self.stopping or self._budget_spent():
-                            self.stopping = True
+                        if self._budget_spent():
+                            self._move_to(State.STOPPING)
                         return
                     if not self._collect_opened(wait_s=STEP_S):  # nothing else to send meanwhile
                         return
@@ -330,7 +344,7 @@ class Uploader:
             self.open[upload.index] = upload
             return upload
         while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
-               and not (self.stopping or self._budget_spent())):
+               and self.state is State.RUNNING and not self._budget_spent()):
             upload = self._reserve()
             # Bounded by the run's --duration as well as --timeout: an upload opened after the run is of no use
             future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
@@ -368,7 +382,7 @@ class Uploader:
             if not outcome.ok:
                 self.failed_objects += 1
                 if outcome.status in (401, 403) or outcome.curl_code:
-                    self.stopping = True  # every further object would fail the same way
+                    self._move_to(State.STOPPING)  # every further object would fail the same way
                 if outcome.curl_code not in NOTHING_SENT:
                     self._abort_unanswered_create(upload, count=False)
                 continue
@@ -417,7 +431,7 @@ class Uploader:
         elif outcome.curl_code:  # no answer: the store stopped answering; the run ends, its uploads aborted at once
             upload.failed = True
             self.open[upload.index] = upload
-            self.stopping = self.unanswered = True
+            self._move_to(State.UNANSWERED)
         else:
             self._abort(upload)
 
