@@ -8,8 +8,8 @@ row into a per-thread ring of preallocated NumPy columns; Python drains the
 rings while the run goes, so no Python object is made per request.
 
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
-(a finished request's row), ``start.pxi`` (starting one), ``plan.pxi`` and ``queue.pxi`` (where the next
-request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
+(a finished request's row), ``start.pxi`` (starting one), ``adapt.pxi`` (each slot's receive buffer sized to
+its reads), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
 ``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``ring.pxi`` (the row ring, generated from objperf/core/schema.py).  This file holds ``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
@@ -47,6 +47,7 @@ include "state.pxi"
 include "callbacks.pxi"
 include "rows.pxi"
 include "start.pxi"
+include "adapt.pxi"
 include "plan.pxi"
 include "queue.pxi"
 include "loop.pxi"
@@ -103,6 +104,7 @@ cdef class Engine:
     cdef int64_t _entry_cursor
     cdef object _payload
     cdef tuple _final        # progress() and rows_dropped, kept when close() frees the threads' state
+    cdef list _final_rbufs   # receive_buffers, kept when close() frees the slots
 
     def __cinit__(self, config, feed):
         """``config``: an ``EngineConfig``; ``feed``: a ``ReadPlan`` (the engine makes the requests) or a
@@ -144,6 +146,7 @@ cdef class Engine:
         sh.sink = SINKS[config.sink]
         sh.verify = config.verify
         sh.tls = config.tls
+        sh.rbuf_min, sh.rbuf_max = config.receive_buffer_bounds
         sh.rate = config.rate
         sh.slot_speed = config.slot_speed
         sh.urls = <char **>calloc(nkeys, sizeof(char *))
@@ -221,6 +224,7 @@ cdef class Engine:
                 s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
                 for entry in connect_to:
                     s.pin = curl_slist_append(s.pin, entry.encode())
+            s.rbuf = config.buffer_size
             configure_easy(s, self.headers, self.connect_to, self._keep, config.ip,
                            sources[i % len(sources)] if sources else None, config.http_version, config.tls,
                            config.buffer_size, config.timeout, config.connect_timeout, config.keepalive,
@@ -429,6 +433,13 @@ cdef class Engine:
             return self._final[3] if self._final else 0
         return sum(self.threads[i].rows_dropped for i in range(self.nthreads))
 
+    @property
+    def receive_buffers(self):
+        """Each slot's receive buffer in bytes: where it started, or where its reads have taken it."""
+        if self.slots == NULL:
+            return list(self._final_rbufs or [])
+        return [self.slots[i].rbuf for i in range(self.nslots)]
+
     def drain(self):
         """Copy out the rows finished since the last drain, as a dict of NumPy columns (or None)."""
         cdef int i
@@ -537,6 +548,8 @@ cdef class Engine:
         """Everything the engine holds, freed (Python may be called: from ``close`` and ``__del__``)."""
         if self.threads != NULL:
             self._final = (*self.progress(), self.rows_dropped)
+        if self.slots != NULL:
+            self._final_rbufs = self.receive_buffers
         self.closed = True
         if self._retired_urls is not None:
             for address, _, _ in self._retired_urls:

@@ -295,6 +295,12 @@ class Tally:
         }
 
 
+def receive_buffer_figures(sizes: list[int]) -> dict[str, int]:
+    """The least, median and most of the slots' receive buffers (bytes)."""
+    ordered = sorted(sizes)
+    return {"least": ordered[0], "median": ordered[len(ordered) // 2], "most": ordered[-1]}
+
+
 def rate_figures(nbytes: int, wall_s: float, prefix: str = "") -> dict:
     """``bytes``, ``gbps`` and ``mib_per_s`` of ``nbytes`` over ``wall_s`` (names after ``prefix``)."""
     wall = max(wall_s, 1e-9)

@@ -184,6 +184,8 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                                   f"p99 {o['service_ms_p99']:.2f}); p99 start {o['late_start_ms_p99']:.2f} ms late"))
     if s.get("tls"):
         rows.append(("TLS", tls_text(s["tls"])))
+    if s.get("kernel_tls"):
+        rows.append(("kernel TLS", printable(s["kernel_tls"])))
     for server, v in s.get("servers", {}).items():
         ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f", TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
         rows.append(("server", f"{server}: {v['gbps']:.3f} Gbps, {v['requests']:,} requests "
@@ -226,9 +228,19 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rows.append(("dataset", f"{s['rows_unwritten']:,} rows not written to the dataset (counted above)"))
     if s.get("rows_dropped"):
         rows.append(("rows", f"{s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them"))
+    if s.get("receive_buffers"):
+        rows.append(("buffers", receive_buffers_text(s["receive_buffers"])))
     if s.get("error"):
         rows.append(("failed", s["error"]))
     return rows + evidence_rows(s.get("evidence", {}))
+
+
+def receive_buffers_text(b: dict) -> str:
+    """The slots' receive buffers as the run ended, in words."""
+    if b["least"] == b["most"]:
+        return f"libcurl's receive buffer was {format_size(b['most'])} in every slot as the run ended"
+    return (f"libcurl's receive buffers were {format_size(b['least'])} to {format_size(b['most'])} a slot as the "
+            f"run ended (median {format_size(b['median'])}), each sized to what its reads delivered")
 
 
 def rtt_source(s: dict) -> str:

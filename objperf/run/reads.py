@@ -15,7 +15,7 @@ from objperf._engine.config import plan_engine
 from objperf.core.errors import UsageError
 from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_memory, ensure_open_files
-from objperf.plan.reads import ReadWorkload, range_count, spread_entries
+from objperf.plan.reads import RECEIVE_BUFFER_MIN, ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.run.sinkpath import confined_path
@@ -50,7 +50,9 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
     return plan_engine(target.urls, sizes, fds=fds, threads=workload.threads, ip=workload.ip,
                        connect_to=tuple(workload.connect_to), spread_to=tuple(spread_entries(workload.spread_to)),
                        interface=workload.interface, http_version=workload.http_version, tls=target.tls,
-                       buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
+                       buffer_size=workload.receive_buffer(),
+                       buffer_max=workload.receive_buffer_max(), buffer_min=RECEIVE_BUFFER_MIN,
+                       keepalive=workload.keepalive, **target.engine_tls(),
                        rate=workload.rate or 0.0, max_rate=workload.max_rate or 0, **common)
 
 
