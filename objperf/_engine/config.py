@@ -24,6 +24,7 @@ class EngineConfig:
     concurrency: int = 16
     threads: int = 1
     range_size: int = 8 << 20
+    op: str = "get"  # a plan's requests: "get" (ranges) or "head" (each key's headers)
     sink: str = "ram"
     random_ranges: bool = False
     max_requests: int = -1
@@ -69,6 +70,10 @@ class EngineConfig:
             raise ValueError(f"sink must be one of {sorted(SINKS)}")
         if self.ip not in ("any", "4", "6"):
             raise ValueError("ip must be 'any', '4' or '6'")
+        if self.op not in ("get", "head"):
+            raise ValueError("op must be 'get' or 'head'")
+        if self.op == "head" and self.sink == "file":
+            raise ValueError("a HEAD has no body to write to the file sink")
         if self.http_version not in ("1.1", "2"):
             raise ValueError("http_version must be '1.1' or '2'")
         if not 1024 <= self.buffer_size <= 10 << 20 or self.buffer_max > 10 << 20 or self.buffer_min < 1024:
@@ -115,6 +120,8 @@ class JobQueue:
             raise ValueError("the file sink needs plan mode")
         if config.rate:
             raise ValueError("an open-loop rate is for plan mode: a queue's jobs come as they are submitted")
+        if config.op != "get":
+            raise ValueError("a queue's jobs each say what they are: op is for plan mode")
 
 
 def plan_engine(urls: Sequence[Any], sizes: Sequence[int], *, fds: Sequence[int] | None = None, **config: Any):

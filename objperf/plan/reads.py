@@ -11,6 +11,7 @@ from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 
 SINKS = ("ram", "discard", "file")
+READ_OPS = ("get", "head")
 ENGINES = ("curl", "requests")
 # libcurl's receive buffer per slot: where each slot's starts, and the most it grows to while its reads
 # fill it (the engine's adapt.pxi).  A store's streams arrive a few hundred KiB a read and settle near the
@@ -137,6 +138,7 @@ class ReadWorkload:
     threads: int | None = None  # None: settled per run by plan.threads (with_threads)
     range_size: int = 8 << 20
     random_ranges: bool = False
+    op: str = "get"  # "get": ranged GETs; "head": each key's headers (a stat), no body
     sink: str = "ram"
     sink_dir: str | None = None
     duration: float | None = None
@@ -165,6 +167,14 @@ class ReadWorkload:
             raise UsageError(f"threads must be at least 1, not {self.threads}")
         if self.range_size < 1:
             raise UsageError("range size must be at least 1 byte")
+        if self.op not in READ_OPS:
+            raise UsageError(f"op must be one of {', '.join(READ_OPS)}, not {self.op!r}")
+        if self.op == "head":
+            asked = [name for name, given in (("--sink file", self.sink == "file"), ("--verify", self.verify),
+                                              ("--bytes", self.bytes is not None),
+                                              ("--engine requests", self.engine == "requests")) if given]
+            if asked:
+                raise UsageError(f"a HEAD has no body: {', '.join(asked)} go with --op get")
         if self.sink not in SINKS:
             raise UsageError(f"sink must be one of {', '.join(SINKS)}, not {self.sink!r}")
         if self.sink == "file" and not self.sink_dir:
@@ -194,6 +204,11 @@ class ReadWorkload:
                                           or self.http_version != "1.1" or not self.keepalive):
             raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface, "
                              "HTTP/2 nor --no-keepalive")
+
+    @property
+    def body_sink(self) -> str:
+        """Where bodies go: the sink asked for, and none for HEADs (no buffer is made for them)."""
+        return self.sink if self.op == "get" else "discard"
 
     def receive_buffer(self) -> int:
         """libcurl's receive buffer per slot: the one asked for, else, to start with, 128 KiB while the
