@@ -16,14 +16,16 @@ def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name:<{width}}  {what}" for name, (_, what) in COMMANDS.items()]
     return ("usage: objperf COMMAND [options]   (objperf COMMAND --help for its options)\n\ncommands:\n"
-            + "\n".join(lines) + "\n\n  --version  objperf's, libcurl's and the TLS library's versions\n")
+            + "\n".join(lines) + "\n\n  --version  objperf's, libcurl's and the TLS library's versions, and "
+            "whether the kernel has TLS\n")
 
 
 def versions() -> str:
     from objperf._curl.exchange import curl_versions
+    from objperf.core.kernel_tls import kernel_tls
 
     found = curl_versions()
-    return f"objperf {__version__}, libcurl {found['libcurl']}, TLS {found['tls']}"
+    return f"objperf {__version__}, libcurl {found['libcurl']}, TLS {found['tls']}, kernel TLS {kernel_tls()}"
 
 
 def main(argv: list[str] | None = None) -> int:

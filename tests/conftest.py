@@ -164,6 +164,54 @@ def trickle_url():
     server.server_close()
 
 
+@dataclass
+class Nginx:
+    http_url: str  # a 4 MiB file (bytes 0..255 over and over), over HTTP/1.1
+    https_url: str  # the same over TLS, with HTTP/2
+    ca: str  # the CA that signed nginx's certificate
+
+
+@pytest.fixture
+def nginx(tmp_path):
+    """nginx serving a 4 MiB file from memory-fast files, plain and over TLS (the Debian package the Makefile
+    installs): the raw HTTP ceiling, where a stream is as fast as the client reads it."""
+    import shutil
+    import socket
+    import tempfile
+    from pathlib import Path
+
+    from hostile import wait_for
+
+    from objperf.peers.bench import NGINX_CONF
+    from objperf.servers.seaweed import free_port
+
+    if not shutil.which("nginx"):
+        pytest.fail("nginx is not installed: make system-deps installs it")
+    root = Path(tempfile.mkdtemp(prefix="nginx-www-"))  # nginx's workers drop root: not under pytest's 0700 dirs
+    root.chmod(0o755)
+    (root / "f.bin").write_bytes(bytes(range(256)) * (4 << 12))
+    (root / "f.bin").chmod(0o644)
+    cert, key, ca = throwaway_ca(tmp_path)
+    port, tls_port = free_port(), free_port()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "nginx.conf").write_text(NGINX_CONF.format(dir=tmp_path, port=port, tls_port=tls_port, root=root,
+                                                           cert=cert, key=key))
+    proc = subprocess.Popen(["nginx", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        with socket.socket() as a, socket.socket() as b:
+            return a.connect_ex(("127.0.0.1", port)) == 0 and b.connect_ex(("127.0.0.1", tls_port)) == 0
+
+    try:
+        assert wait_for(listening, timeout=20)
+        yield Nginx(f"http://127.0.0.1:{port}/f.bin", f"https://127.0.0.1:{tls_port}/f.bin", ca)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """``small_disk(size)``: a directory on a tmpfs of ``size`` bytes, which fills up for real."""
@@ -194,7 +242,7 @@ def _close_figures():
 # -- markers: each test says whether it starts something (``integration``: a server, a command, a notebook
 # kernel), and which are slow (``slow``), cluster's or the compatibility suite's.  What can be checked is:
 
-SERVER_FIXTURES = {"store", "own_server", "trickle_url", "small_disk", "serve", "runs", "dataset", "nginx_h2",
+SERVER_FIXTURES = {"store", "own_server", "trickle_url", "small_disk", "serve", "runs", "dataset", "nginx_h2", "nginx",
                    "s3_env", "compat", "runs_dir"}
 
 

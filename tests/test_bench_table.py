@@ -191,3 +191,24 @@ def test_a_page_into_a_directory_that_is_not_there_is_refused_before_the_bench_s
     proc = run_cli("objperf", "bench", "--op", "get", "--markdown", "/nonexistent/benchmark.md")
     assert proc.returncode == 2 and proc.stderr.strip() == \
         "objperf bench: --markdown /nonexistent/benchmark.md: no such directory"
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_the_libcurl_yardstick_builds_and_reads_every_byte_it_asks_for(nginx, tmp_path):
+    """The C program the bench holds objperf's memory at 4096 in flight to: built here, its ranges read whole."""
+    import subprocess
+    from pathlib import Path
+
+    from objperf.peers import yardstick
+
+    program = yardstick.build(tmp_path)
+    assert isinstance(program, Path), program
+    done = subprocess.run(yardstick.command(program, nginx.http_url, 4 << 20, 1 << 20, 8, 8 << 10, 0.5),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    requests, received, failed = map(int, done.stdout.split())
+    assert failed == 0 and requests >= 8 and received == requests * (1 << 20)
+    wrong = subprocess.run(yardstick.command(program, nginx.http_url + ".missing", 4 << 20, 1 << 20, 2, 8 << 10, 0.2),
+                           capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 1 and wrong.stdout.split()[2] == wrong.stdout.split()[0]  # every 404 counted failed

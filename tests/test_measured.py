@@ -153,46 +153,9 @@ def test_control_rows_say_no_address_etag_or_http_version(tmp_path):
 
 
 @pytest.fixture
-def nginx_h2(tmp_path):
-    """nginx serving a 4 MiB file over TLS with HTTP/2 (the Debian package the Makefile installs)."""
-    import shutil
-    import subprocess
-
-    from hostile import wait_for
-
-    from conftest import throwaway_ca
-    from objperf.peers.bench import NGINX_CONF
-    from objperf.servers.seaweed import free_port
-
-    if not shutil.which("nginx"):
-        pytest.fail("nginx is not installed: make system-deps installs it")
-    import tempfile
-    from pathlib import Path
-
-    root = Path(tempfile.mkdtemp(prefix="nginx-h2-www-"))  # nginx's workers drop root: not under pytest's 0700 dirs
-    root.chmod(0o755)
-    (root / "f.bin").write_bytes(bytes(range(256)) * (4 << 12))
-    (root / "f.bin").chmod(0o644)
-    cert, key, ca = throwaway_ca(tmp_path)
-    port, tls_port = free_port(), free_port()
-    (tmp_path / "tmp").mkdir()
-    (tmp_path / "nginx.conf").write_text(NGINX_CONF.format(dir=tmp_path, port=port, tls_port=tls_port, root=root,
-                                                           cert=cert, key=key))
-    proc = subprocess.Popen(["nginx", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import socket
-
-    def listening() -> bool:
-        with socket.socket() as sock:
-            return sock.connect_ex(("127.0.0.1", tls_port)) == 0
-
-    try:
-        assert wait_for(listening, timeout=20)
-        yield f"https://127.0.0.1:{tls_port}/f.bin", ca
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        shutil.rmtree(root, ignore_errors=True)
+def nginx_h2(nginx):
+    """nginx over TLS with HTTP/2: its 4 MiB file's URL and the CA that signed its certificate."""
+    return nginx.https_url, nginx.ca
 
 
 @pytest.mark.integration

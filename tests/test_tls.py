@@ -146,6 +146,28 @@ def test_kept_connections_say_no_handshake_and_cleartext_none(store, tmp_path):
     assert json.loads(done.stdout)["tls"] is None
 
 
+def test_a_tls_run_says_in_one_line_whether_the_kernel_could_hold_its_tls(store, tmp_path):
+    """A kernel with TLS (its tls module, loaded when first asked for) could keep a connection's records off
+    the client's CPU: a TLS run's figures say whether they were measured with or without it."""
+    from pathlib import Path
+
+    out = tmp_path / "run"
+    done = run_cli("objperf.fetch", *tls_args(store, "--ca-bundle", store.server.tls[2], "--requests", "4",
+                                              "--out", str(out)), env=store.env())
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["kernel_tls"]
+    assert said.startswith("available" if Path("/sys/module/tls").exists() else "not available (")
+    assert "\n" not in said
+    told = run_cli("objperf.commands.analyze", str(out))
+    assert told.returncode == 0, told.stderr
+    assert [line for line in told.stdout.splitlines() if "kernel TLS" in line] == [f"  kernel TLS   {said}"]
+    plain = run_cli("objperf.fetch", f"s3://{store.bucket}/{KEY}", "--endpoint", store.server.endpoint,
+                    "--requests", "2", "--json", "--no-save", env=store.env())
+    assert plain.returncode == 0 and "kernel_tls" not in json.loads(plain.stdout)  # cleartext: nothing to say
+    version = run_cli("objperf", "--version")
+    assert version.returncode == 0 and version.stdout.strip().endswith(f"kernel TLS {said}")
+
+
 def test_a_certificate_for_another_host_is_said_so_on_every_plane(tmp_path):
     """Over botocore a certificate made out for another host read 'TLS handshake failed'."""
     import trustme

@@ -31,6 +31,8 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
         # and its row says so.
         s.overrun = 1
         return 0
+    if sh.rbuf_min < sh.rbuf_max:
+        count_read(s, total)
     if sh.sink == SINK_RAM:
         room = s.cap - s.got
         if room > 0:

@@ -24,6 +24,7 @@ class EngineConfig:
     concurrency: int = 16
     threads: int = 1
     range_size: int = 8 << 20
+    op: str = "get"  # a plan's requests: "get" (ranges) or "head" (each key's headers)
     sink: str = "ram"
     random_ranges: bool = False
     max_requests: int = -1
@@ -36,6 +37,8 @@ class EngineConfig:
     http_version: str = "1.1"
     tls: bool = False
     buffer_size: int = 128 << 10
+    buffer_max: int = 0  # > buffer_size: each slot's receive buffer follows its reads up to this (adapt.pxi)
+    buffer_min: int = 8 << 10  # ... and down to this
     timeout: float = 300.0
     connect_timeout: float = 10.0
     seed: int = 0x9E3779B97F4A7C15
@@ -51,6 +54,15 @@ class EngineConfig:
         """Each slot's share of ``max_rate`` (libcurl caps each transfer; the slots together keep to it)."""
         return max(1, self.max_rate // self.concurrency) if self.max_rate > 0 else 0
 
+    @property
+    def receive_buffer_bounds(self) -> tuple[int, int]:
+        """The least and the most a slot's receive buffer may be: equal when it stays ``buffer_size``.  It
+        follows its reads over cleartext HTTP/1.1 alone: TLS hands libcurl a record (16 KiB) a read, and
+        HTTP/2's frames reach a transfer through the connection's own buffers."""
+        if self.buffer_max <= self.buffer_size or self.tls or self.http_version != "1.1":
+            return self.buffer_size, self.buffer_size
+        return min(self.buffer_min, self.buffer_size), self.buffer_max
+
     def check(self) -> None:
         if self.concurrency < 1 or self.threads < 1 or self.range_size < 1 or self.ring_capacity < 1:
             raise ValueError("concurrency, threads, range_size and ring_capacity must be positive")
@@ -58,8 +70,14 @@ class EngineConfig:
             raise ValueError(f"sink must be one of {sorted(SINKS)}")
         if self.ip not in ("any", "4", "6"):
             raise ValueError("ip must be 'any', '4' or '6'")
+        if self.op not in ("get", "head"):
+            raise ValueError("op must be 'get' or 'head'")
+        if self.op == "head" and self.sink == "file":
+            raise ValueError("a HEAD has no body to write to the file sink")
         if self.http_version not in ("1.1", "2"):
             raise ValueError("http_version must be '1.1' or '2'")
+        if not 1024 <= self.buffer_size <= 10 << 20 or self.buffer_max > 10 << 20 or self.buffer_min < 1024:
+            raise ValueError("receive buffers are 1 KiB to 10 MiB (libcurl's limits)")
         if not (self.rate >= 0 and self.max_rate >= 0):
             raise ValueError("rate and max_rate must not be negative")
 
@@ -102,6 +120,8 @@ class JobQueue:
             raise ValueError("the file sink needs plan mode")
         if config.rate:
             raise ValueError("an open-loop rate is for plan mode: a queue's jobs come as they are submitted")
+        if config.op != "get":
+            raise ValueError("a queue's jobs each say what they are: op is for plan mode")
 
 
 def plan_engine(urls: Sequence[Any], sizes: Sequence[int], *, fds: Sequence[int] | None = None, **config: Any):

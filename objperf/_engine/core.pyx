@@ -8,8 +8,8 @@ row into a per-thread ring of preallocated NumPy columns; Python drains the
 rings while the run goes, so no Python object is made per request.
 
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
-(a finished request's row), ``start.pxi`` (starting one), ``plan.pxi`` and ``queue.pxi`` (where the next
-request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
+(a finished request's row), ``start.pxi`` (starting one), ``adapt.pxi`` (each slot's receive buffer sized to
+its reads), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
 ``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``ring.pxi`` (the row ring, generated from objperf/core/schema.py).  This file holds ``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
@@ -37,7 +37,7 @@ from objperf._curl.curl cimport *
 from objperf._engine.config import EngineConfig, JobQueue, ReadPlan
 from objperf._engine.starting import stop_signals_deferred
 from objperf.core.errors import EngineError, RunFailed, describe_os_error
-from objperf.core.schema import ENGINE_COLUMNS, OP_GET, OP_PUT, OP_UPLOAD_PART
+from objperf.core.schema import ENGINE_COLUMNS, OP_GET, OP_HEAD, OP_PUT, OP_UPLOAD_PART
 from objperf.plan.reads import SequentialPlan, range_count
 
 cnp.import_array()
@@ -47,6 +47,7 @@ include "state.pxi"
 include "callbacks.pxi"
 include "rows.pxi"
 include "start.pxi"
+include "adapt.pxi"
 include "plan.pxi"
 include "queue.pxi"
 include "loop.pxi"
@@ -60,7 +61,7 @@ SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int64, "length": np.int64,
                "payload_offset": np.int64, "attempt": np.int16, "ring": np.int32, "busy": np.intc}
-if (OP_GET, OP_PUT, OP_UPLOAD_PART) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART) or \
+if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD) or \
         (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
          ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
     raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")
@@ -103,6 +104,7 @@ cdef class Engine:
     cdef int64_t _entry_cursor
     cdef object _payload
     cdef tuple _final        # progress() and rows_dropped, kept when close() frees the threads' state
+    cdef list _final_rbufs   # receive_buffers, kept when close() frees the slots
 
     def __cinit__(self, config, feed):
         """``config``: an ``EngineConfig``; ``feed``: a ``ReadPlan`` (the engine makes the requests) or a
@@ -141,9 +143,11 @@ cdef class Engine:
         sh.nkeys = nkeys
         sh.range_size = config.range_size
         sh.random_ranges = config.random_ranges
+        sh.plan_op = OPC_HEAD if config.op == "head" else OPC_GET
         sh.sink = SINKS[config.sink]
         sh.verify = config.verify
         sh.tls = config.tls
+        sh.rbuf_min, sh.rbuf_max = config.receive_buffer_bounds
         sh.rate = config.rate
         sh.slot_speed = config.slot_speed
         sh.urls = <char **>calloc(nkeys, sizeof(char *))
@@ -221,11 +225,14 @@ cdef class Engine:
                 s.pin = curl_slist_append(NULL, spread_to[i % len(spread_to)].encode())
                 for entry in connect_to:
                     s.pin = curl_slist_append(s.pin, entry.encode())
+            s.rbuf = config.buffer_size
             configure_easy(s, self.headers, self.connect_to, self._keep, config.ip,
                            sources[i % len(sources)] if sources else None, config.http_version, config.tls,
                            config.buffer_size, config.timeout, config.connect_timeout, config.keepalive,
                            config.slot_speed)
             configure_tls(s.easy, config.ca_file, config.verify_tls, self._keep, s.ts.tls_share)
+            if config.op == "head":  # every request of the plan asks for headers alone
+                check_easy(curl_easy_setopt(s.easy, CURLOPT_NOBODY, <long>1), "CURLOPT_NOBODY")
 
     cdef _setup_sequential_plan(self, int nkeys):
         cdef Shared *sh = &self.shared
@@ -429,6 +436,13 @@ cdef class Engine:
             return self._final[3] if self._final else 0
         return sum(self.threads[i].rows_dropped for i in range(self.nthreads))
 
+    @property
+    def receive_buffers(self):
+        """Each slot's receive buffer in bytes: where it started, or where its reads have taken it."""
+        if self.slots == NULL:
+            return list(self._final_rbufs or [])
+        return [self.slots[i].rbuf for i in range(self.nslots)]
+
     def drain(self):
         """Copy out the rows finished since the last drain, as a dict of NumPy columns (or None)."""
         cdef int i
@@ -537,6 +551,8 @@ cdef class Engine:
         """Everything the engine holds, freed (Python may be called: from ``close`` and ``__del__``)."""
         if self.threads != NULL:
             self._final = (*self.progress(), self.rows_dropped)
+        if self.slots != NULL:
+            self._final_rbufs = self.receive_buffers
         self.closed = True
         if self._retired_urls is not None:
             for address, _, _ in self._retired_urls:

@@ -176,6 +176,7 @@ class RequestsEngine:
 
     fault = None  # requests starts every request it plans
     rows_dropped = 0
+    receive_buffers: list[int] = []  # requests reads as urllib3 does: no buffer of objperf's
 
     def close(self, timeout: float = 10.0) -> None:
         if self.running:

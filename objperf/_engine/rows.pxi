@@ -121,7 +121,7 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
     """``result``, or the error of an answer S3 would not give to this request: a GET's bytes that are not
     the range asked (a 206 naming another range or none, more bytes than the range: 33; fewer: 18), a
     PUT or part answered 2xx before all its body was sent (55) or with no ETag to complete the upload with (8)."""
-    cdef curl_off_t uploaded = 0
+    cdef curl_off_t uploaded = 0, told = -1
     if s.overrun or s.range_told < 0:
         return CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
     if result != CURLE_OK or code < 200 or code >= 300:
@@ -131,6 +131,11 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
             return CURLE_RANGE_ERROR
         if s.got < s.length:
             return CURLE_PARTIAL_FILE
+    elif s.op == OPC_HEAD:
+        # A stat that names another size than the object's, or no ETag, is not the object's.
+        curl_easy_getinfo(s.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &told)
+        if told != s.ts.shared.sizes[s.key_index] or s.etag[0] == 0:
+            return CURLE_WEIRD_SERVER_REPLY
     elif s.op == OPC_PUT or s.op == OPC_UPLOAD_PART:
         # Answered before its body was all sent (libcurl stops sending at a final answer): the store cannot
         # hold what it was asked to.  What libcurl wrote to the connection, not only what it took from us.

@@ -44,7 +44,10 @@ cdef inline bint set_url(Slot *s, const char *url) noexcept nogil:
 
 
 cdef inline bint launch(Slot *s) noexcept nogil:
-    cdef CURLMcode rc = curl_multi_add_handle(s.ts.multi, s.easy)
+    cdef CURLMcode rc
+    if s.ts.shared.rbuf_min < s.ts.shared.rbuf_max and not adapt_buffer(s):
+        return False
+    rc = curl_multi_add_handle(s.ts.multi, s.easy)
     if rc != CURLM_OK:
         return fail_start(s, FAULT_ADD, rc, CURLE_FAILED_INIT)
     s.busy = 1

@@ -14,6 +14,7 @@ cdef enum:
     OPC_GET = 0
     OPC_PUT = 1
     OPC_UPLOAD_PART = 2
+    OPC_HEAD = 6         # objperf.core.schema's OPS: a stat of the object, its headers alone
     STOP_NONE = 0
     STOP_DRAIN = 1
     STOP_ABORT = 2
@@ -68,6 +69,7 @@ ctypedef struct Shared:
     int64_t plan_total   # requests in one pass
     int64_t range_size
     int random_ranges
+    int plan_op          # what the plan's requests are: OPC_GET (ranges) or OPC_HEAD (the keys' headers)
     int sink
     int verify
     int *fds
@@ -75,6 +77,10 @@ ctypedef struct Shared:
     # entries queued, in order.  An entry stays busy from submit until its job's row is written.
     int queue_mode
     int tls              # https: requests note whether their connection resumed a TLS session
+    # Each slot's receive buffer (CURLOPT_BUFFERSIZE) follows what its reads deliver, between these two
+    # (adapt.pxi); equal: fixed.
+    int64_t rbuf_min
+    int64_t rbuf_max
     int closed
     int64_t job_cap
     int64_t job_head
@@ -147,3 +153,8 @@ ctypedef struct Slot:
     int64_t sent
     char etag[ETAG_CAP]
     int8_t tls_resumed   # how this request's TLS connection began, read while it was attached (rows.pxi)
+    int64_t rbuf         # the receive buffer libcurl reads this slot's bodies into, and what its reads
+    int64_t rbuf_run     # delivered since it was set (adapt.pxi): bytes of whole pieces in a row,
+    int64_t rbuf_big     # the largest read,
+    int32_t rbuf_reads   # reads,
+    int32_t rbuf_fills   # and reads that filled the buffer

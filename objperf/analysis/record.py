@@ -31,6 +31,18 @@ class Direction(TypedDict, total=False):
     latency_ms_p99: float
 
 
+class Op(TypedDict, total=False):
+    """The requests of one op that moves no body (a HEAD, a DELETE): how many, how fast, how long."""
+
+    requests: int
+    failed: int
+    cut: int
+    requests_per_s: float
+    latency_ms_p50: float
+    latency_ms_p90: float
+    latency_ms_p99: float
+
+
 class Host(TypedDict, total=False):
     """One host of a cluster run, beside the cluster's totals."""
 
@@ -64,6 +76,7 @@ class Summary(TypedDict, total=False):
     sent_mib_per_s: float
     wall_s: float
     directions: dict[str, Direction]
+    ops: dict[str, Op]  # by op name, the requests that move no body (objperf.core.schema.METADATA_OPS)
     # time to first byte and latency, in milliseconds
     ttfb_ms_p50: float
     ttfb_ms_p90: float
@@ -109,6 +122,8 @@ class Summary(TypedDict, total=False):
     error: str
     rows_unwritten: int
     rows_dropped: int
+    receive_buffers: dict[str, int]  # the slots' receive buffers as the run ended: least, median, most
+    kernel_tls: str  # a TLS run: whether the kernel could have held its TLS (objperf.core.kernel_tls)
     # re-analysis
     scanned: bool  # made by a scan of the files, not from the rows in memory
     pooled_runs: int
@@ -117,4 +132,5 @@ class Summary(TypedDict, total=False):
 
 SUMMARY_KEYS = frozenset(Summary.__annotations__)
 DIRECTION_KEYS = frozenset(Direction.__annotations__)
+OP_KEYS = frozenset(Op.__annotations__)
 HOST_KEYS = frozenset(Host.__annotations__)

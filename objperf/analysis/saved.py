@@ -131,6 +131,9 @@ RECORDED_FACTS = {
     "listing_capped": lambda v: isinstance(v, dict) and isinstance(v.get("keys"), int) and _all(str)(
         v.get("prefixes")),
     "rows_unwritten": lambda v: isinstance(v, int), "rows_dropped": lambda v: isinstance(v, int),
+    "kernel_tls": lambda v: isinstance(v, str) and len(v) < 200,
+    "receive_buffers": lambda v: isinstance(v, dict) and set(v) == {"least", "median", "most"} and all(
+        isinstance(n, int) and 0 < n <= 10 << 20 for n in v.values()),
     **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
                                                         "objects_unstarted")},
 }

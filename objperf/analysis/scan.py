@@ -14,12 +14,13 @@ from objperf.analysis.record import Summary
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
 from objperf.analysis.summary import rate_figures
 from objperf.core.errors import UsageError
-from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, OP_GET, OPS, curl_error_text
+from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, METADATA_OPS, OP_GET, OPS, curl_error_text
 from objperf.dataset.layout import MANIFEST, ROWS_DIR
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
-WRITE_OPS = ", ".join(f"'{OPS[code]}'" for code in DIRECTIONS["write"])
+WRITE_OP_NAMES = frozenset(OPS[code] for code in DIRECTIONS["write"])
+WRITE_OPS = ", ".join(f"'{name}'" for name in sorted(WRITE_OP_NAMES))
 FIRST_BYTE = f"((curl_code = 0 OR curl_code = {CUT_CURL_CODE}) AND status >= 200 AND status < 300 AND ttfb_s > 0)"
 
 
@@ -158,15 +159,15 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
             spans = None if known is None else _spans_of(con, source, group if column else None, known)
             rows = con.execute(f"""
                 SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k,
-                       op IN ({WRITE_OPS}) AS w, status, curl_code, count(*), sum(bytes),
+                       op, status, curl_code, count(*), sum(bytes),
                        {"min(t_start), max(t_start + total_s)" if spans is None else "NULL, NULL"}
                 FROM {source} GROUP BY ALL""").fetchall()
             first_bytes = con.execute(f"""
                 SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
                 WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
             found: dict = {}
-            for grp, key, write, status, code, count, nbytes, first, last in rows:
-                found.setdefault(grp, _Group()).add_row(key, write, status, code, count, nbytes, first, last)
+            for grp, key, op, status, code, count, nbytes, first, last in rows:
+                found.setdefault(grp, _Group()).add_row(key, op, status, code, count, nbytes, first, last)
             for grp, key, count in first_bytes:
                 found.setdefault(grp, _Group()).ttfb.add_key(key, count)
             if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
@@ -286,6 +287,7 @@ class _Group:
         self.latency, self.ttfb = _Buckets(), _Buckets()
         self.statuses: dict[int, int] = {}
         self.codes: dict[int, int] = {}
+        self.ops: dict[str, _Op] = {}
 
     def merge(self, other: _Group) -> None:
         """Count ``other``'s requests in this group too."""
@@ -299,8 +301,11 @@ class _Group:
         for mine, theirs in ((self.statuses, other.statuses), (self.codes, other.codes)):
             for key, count in theirs.items():
                 mine[key] = mine.get(key, 0) + count
+        for name, op in other.ops.items():
+            self.ops.setdefault(name, _Op()).merge(op)
 
-    def add_row(self, key, write: bool, status, code, count: int, nbytes, first, last) -> None:
+    def add_row(self, key, op, status, code, count: int, nbytes, first, last) -> None:
+        write = op in WRITE_OP_NAMES
         self.requests += count
         self.first = min(self.first, first) if first is not None else self.first
         self.last = max(self.last, last) if last is not None else self.last
@@ -313,6 +318,11 @@ class _Group:
         self.ok, self.cut = self.ok + count * ok, self.cut + count * cut
         if ok:
             self.latency.add_key(key, count)
+        if op in METADATA_OPS:  # each op that moves no body apart, as a run's own summary counts them
+            mine = self.ops.setdefault(op, _Op())
+            mine.requests, mine.ok, mine.cut = mine.requests + count, mine.ok + count * ok, mine.cut + count * cut
+            if ok:
+                mine.latency.add_key(key, count)
         if not cut and status is not None:
             self.statuses[status] = self.statuses.get(status, 0) + count
         if code is not None and code not in (0, CUT_CURL_CODE):
@@ -331,7 +341,26 @@ class _Group:
                 "ttfb_ms_p99": p99, "ttfb_ms_p999": p999, "latency_ms_p50": latency.quantile(0.5),
                 "latency_ms_p99": latency.quantile(0.99),
                 "sketches": {"ttfb_ms": ttfb.to_json(), "latency_ms": latency.to_json()},
-                "status_counts": dict(sorted(self.statuses.items())), "curl_codes": dict(sorted(self.codes.items()))}
+                "status_counts": dict(sorted(self.statuses.items())), "curl_codes": dict(sorted(self.codes.items())),
+                **({"ops": {name: op.figures(wall) for name, op in sorted(self.ops.items())}} if self.ops else {})}
+
+
+class _Op:
+    """One op's scanned counts, for the ops that move no body (METADATA_OPS)."""
+
+    def __init__(self):
+        self.requests = self.ok = self.cut = 0
+        self.latency = _Buckets()
+
+    def merge(self, other: _Op) -> None:
+        self.requests, self.ok, self.cut = self.requests + other.requests, self.ok + other.ok, self.cut + other.cut
+        self.latency.sketch.merge(other.latency.sketch)
+
+    def figures(self, wall: float) -> dict:
+        p50, p90, p99 = self.latency.sketch.percentiles([50, 90, 99])
+        return {"requests": self.requests, "failed": self.requests - self.ok - self.cut, "cut": self.cut,
+                "requests_per_s": (self.requests - self.cut) / wall, "latency_ms_p50": p50,
+                "latency_ms_p90": p90, "latency_ms_p99": p99}
 
 
 class _Buckets:

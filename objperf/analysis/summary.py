@@ -12,7 +12,10 @@ from objperf.core.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
     HTTP_VERSIONS,
+    METADATA_OPS,
+    OP,
     OP_GET,
+    OPS,
     curl_error_text,
     cut_requests,
     first_byte_requests,
@@ -28,6 +31,7 @@ SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "to
 PER_GIB_FROM_BYTES = 1 << 20
 
 
+METADATA_CODES = tuple(OP[name] for name in METADATA_OPS)
 RTT_PERCENTILE = 10  # a connect can only be slowed (a busy box, a full accept queue), never sped up: a low one
 
 
@@ -124,6 +128,7 @@ class Tally:
         self.s3_errors: dict = {}
         self.curl_errors: dict = {}
         self.directions: dict[str, dict] = {}
+        self.ops: dict[str, dict] = {}  # the requests that move no body (METADATA_OPS), each op apart
         self.servers: dict[tuple[bytes | str, int], dict] = {}  # text in rows loaded from a dataset
         self.opened: list[dict[str, np.ndarray]] = []  # the rows that opened a connection
         # Open loop (--rate): each successful request's latency from when it was due, and its service time
@@ -173,6 +178,7 @@ class Tally:
                 d["cut"] += int((mine & cut).sum())
                 d["moved_bytes"] += int(cols["bytes"][mine].sum())
                 d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
+        self._add_ops(cols, ok, failed, cut)
         self._add_servers(cols, ok, failed, gets)
         if "t_intended" in cols:
             self._add_scheduled(cols, ok)
@@ -182,6 +188,27 @@ class Tally:
             opened = cols["new_conn"].astype(bool)
             if opened.any():
                 self.opened.append({name: cols[name][opened] for name in self.connection_columns})
+
+    def _add_ops(self, cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray, cut: np.ndarray) -> None:
+        metadata = np.isin(cols["op"], METADATA_CODES)
+        if not metadata.any():
+            return
+        for code in np.unique(cols["op"][metadata]):
+            mine = cols["op"] == code
+            d = self.ops.setdefault(OPS[int(code)], {"requests": 0, "failed": 0, "cut": 0, "latency_ms": []})
+            d["requests"] += int(mine.sum())
+            d["failed"] += int((mine & failed).sum())
+            d["cut"] += int((mine & cut).sum())
+            d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
+
+    def _ops(self, wall: float) -> dict:
+        ops = {}
+        for name, d in sorted(self.ops.items()):
+            p50, p90, p99 = percentiles(_joined(d["latency_ms"]), [50, 90, 99])
+            ops[name] = {"requests": d["requests"], "failed": d["failed"], "cut": d["cut"],
+                         "requests_per_s": (d["requests"] - d["cut"]) / wall, "latency_ms_p50": p50,
+                         "latency_ms_p90": p90, "latency_ms_p99": p99}
+        return ops
 
     def _add_scheduled(self, cols: dict[str, np.ndarray], ok: np.ndarray) -> None:
         """Rows of an open-loop run: due at ``t_intended``, started at ``t_start`` (late when slots were busy)."""
@@ -291,8 +318,15 @@ class Tally:
             "client_cpu_s_per_gib": cpu_s / (self.bytes / GIB) if self.bytes else float("nan"),
             "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
             "directions": directions,
+            **({"ops": self._ops(wall)} if self.ops else {}),
             **({"open_loop": open_loop} if (open_loop := self._open_loop()) else {}),
         }
+
+
+def receive_buffer_figures(sizes: list[int]) -> dict[str, int]:
+    """The least, median and most of the slots' receive buffers (bytes)."""
+    ordered = sorted(sizes)
+    return {"least": ordered[0], "median": ordered[len(ordered) // 2], "most": ordered[-1]}
 
 
 def rate_figures(nbytes: int, wall_s: float, prefix: str = "") -> dict:

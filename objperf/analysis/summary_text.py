@@ -17,6 +17,11 @@ def milliseconds(value: float | None, digits: int = 1) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.{digits}f} ms"
 
 
+def bodiless(s: dict) -> bool:
+    """Whether a summary's requests were all of ops that move no body (a run of HEADs, say)."""
+    return bool(s.get("ops")) and not s.get("directions") and not s.get("bytes")
+
+
 def counted_as(s: dict) -> str:
     """What a summary's bytes are, in a word: received (reads), acknowledged (writes), or both."""
     directions = s.get("directions", {})
@@ -72,7 +77,11 @@ def one_line(s: dict, workload: dict | None = None) -> str:
         what = f"{len(s['hosts'])} hosts × {what}"
     rate = s["requests_per_s"]
     parts = [f"{what}: {rate_text(s)} {counted_as(s)}", f"{rate:,.{0 if rate >= 10 else 1}f} req/s"]
-    if "read" in s.get("directions", {"read": None}):
+    if bodiless(s):
+        parts = [f"{what}: {rate:,.{0 if rate >= 10 else 1}f} req/s"]
+        parts += [f"{name + ' ' if len(s['ops']) > 1 else ''}latency p50/p99 {ms(o['latency_ms_p50'])}/"
+                  f"{ms(o['latency_ms_p99'])} ms" for name, o in s["ops"].items()]
+    elif "read" in s.get("directions", {"read": None}):
         parts.append(f"TTFB p50/p99 {ms(s['ttfb_ms_p50'])}/{ms(s['ttfb_ms_p99'])} ms")
     if "open_loop" in s:
         o = s["open_loop"]
@@ -90,7 +99,9 @@ def workload_words(workload: dict) -> str:
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
     words = []
-    if isinstance(read, dict) and "range_size" in read:
+    if isinstance(read, dict) and read.get("op") == "head":
+        words.append(f"HEAD c{read.get('concurrency', '?')}")
+    elif isinstance(read, dict) and "range_size" in read:
         words.append(f"GET c{read.get('concurrency', '?')} {size(read['range_size'])}")
     if isinstance(write, dict) and "object_size" in write:
         parts = f"/{size(write['part_size'])}" if write.get("part_size", 0) < write["object_size"] else ""
@@ -108,7 +119,9 @@ def workload_text(workload: dict) -> str:
     parts = []
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
-    if read:
+    if read and read.get("op") == "head":
+        parts.append(f"HEADs {read['concurrency']} in flight, each key's headers (a stat), no body")
+    elif read:
         parts.append(f"reads {read['concurrency']} in flight, ranges of {_size(read['range_size'])}, "
                      f"{read['sink']} sink")
     if write:
@@ -124,10 +137,19 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         return ", ".join(f"{k}: {v:,}" for k, v in d.items()) or "none"
 
     cut = f", {s['cut_requests']:,} cut in flight when the run ended" if s.get("cut_requests") else ""
-    rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}), {amounts_text(s)} "
-                         f"in {s['wall_s']:.2f} s"),
-            ("throughput", f"{rate_text(s)} {counted_as(s)}, {s['requests_per_s']:.1f} requests/s"
-                           + (f"; {s['sent_gbps']:.3f} Gbps sent" if "sent_gbps" in s else ""))]
+    if bodiless(s):  # HEADs, DELETEs: requests and their latency say it all
+        rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}) in {s['wall_s']:.2f} s, "
+                             f"{s['requests_per_s']:.1f} requests/s, no body moved")]
+    else:
+        rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}), {amounts_text(s)} "
+                             f"in {s['wall_s']:.2f} s"),
+                ("throughput", f"{rate_text(s)} {counted_as(s)}, {s['requests_per_s']:.1f} requests/s"
+                               + (f"; {s['sent_gbps']:.3f} Gbps sent" if "sent_gbps" in s else ""))]
+    for name, o in s.get("ops", {}).items():
+        failed = f"{o['failed']:,} failed" + (f", {o['cut']:,} cut" if o.get("cut") else "")
+        rows.append((name, f"{o['requests']:,} requests ({failed}), {o['requests_per_s']:,.1f}/s; latency "
+                           f"p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 {milliseconds(o['latency_ms_p90'], 2)}, "
+                           f"p99 {milliseconds(o['latency_ms_p99'], 2)}"))
     if set(s.get("directions", {})) != {"read"}:
         for name, d in s.get("directions", {}).items():
             cut = f", {d['cut']:,} cut" if d.get("cut") else ""
@@ -170,7 +192,7 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             if s.get("objects_unstarted") else ""
         rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
                                 f"{s['objects_cut']:,} cut short when the run ended{unstarted}{aborted}"))
-    if "read" in s.get("directions", {"read": None}):
+    if "read" in s.get("directions", {"read": None}) and not bodiless(s):
         rtt = s.get("rtt_ms", float("nan"))
         rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "
                              f"p99 {s['ttfb_ms_p99']:.2f} ms"
@@ -184,6 +206,8 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                                   f"p99 {o['service_ms_p99']:.2f}); p99 start {o['late_start_ms_p99']:.2f} ms late"))
     if s.get("tls"):
         rows.append(("TLS", tls_text(s["tls"])))
+    if s.get("kernel_tls"):
+        rows.append(("kernel TLS", printable(s["kernel_tls"])))
     for server, v in s.get("servers", {}).items():
         ttfb = "" if math.isnan(v["ttfb_ms_p50"]) else f", TTFB p50 {v['ttfb_ms_p50']:.2f} ms"  # NaN: no GETs
         rows.append(("server", f"{server}: {v['gbps']:.3f} Gbps, {v['requests']:,} requests "
@@ -226,9 +250,19 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rows.append(("dataset", f"{s['rows_unwritten']:,} rows not written to the dataset (counted above)"))
     if s.get("rows_dropped"):
         rows.append(("rows", f"{s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them"))
+    if s.get("receive_buffers"):
+        rows.append(("buffers", receive_buffers_text(s["receive_buffers"])))
     if s.get("error"):
         rows.append(("failed", s["error"]))
     return rows + evidence_rows(s.get("evidence", {}))
+
+
+def receive_buffers_text(b: dict) -> str:
+    """The slots' receive buffers as the run ended, in words."""
+    if b["least"] == b["most"]:
+        return f"libcurl's receive buffer was {format_size(b['most'])} in every slot as the run ended"
+    return (f"libcurl's receive buffers were {format_size(b['least'])} to {format_size(b['most'])} a slot as the "
+            f"run ended (median {format_size(b['median'])}), each sized to what its reads delivered")
 
 
 def rtt_source(s: dict) -> str:

@@ -73,7 +73,9 @@ ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in 
 
 OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE")
 OP = {name: code for code, name in enumerate(OPS)}
-OP_GET, OP_PUT, OP_UPLOAD_PART = OP["GET"], OP["PUT"], OP["UPLOAD_PART"]
+OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD = OP["GET"], OP["PUT"], OP["UPLOAD_PART"], OP["HEAD"]
+# Requests that move no body, each reported apart: its rate, latency and errors (the summary's "ops")
+METADATA_OPS = ("HEAD", "DELETE")
 # Op codes by direction of the body.
 DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}

@@ -115,9 +115,9 @@ class ConnectionOptions:
     max_rate: int | None = option(None, "cap the run's bandwidth at this many bytes a second, each slot its share "
                                   "(libcurl's MAX_RECV/SEND_SPEED), as a link or a quota would", BANDWIDTH,
                                   group=CONNECTION)
-    buffer_size: int | None = option(None, "libcurl buffer size per slot, 1KiB to 10MiB", BUFFER_SIZE,
-                                     default_text="1MiB sending; 128KiB receiving, less beyond 256 slots, 32MiB in "
-                                     "all, 8KiB at least", group=CONNECTION)
+    buffer_size: int | None = option(None, "libcurl buffer size per slot, 1KiB to 10MiB, fixed", BUFFER_SIZE,
+                                     default_text="1MiB sending; receiving, each slot's follows its reads (cleartext "
+                                     "HTTP/1.1): from 128KiB, between 8KiB and 1MiB, 32MiB in all", group=CONNECTION)
 
     def connection_kwargs(self) -> dict:
         """The connection options (less ``threads``) as workload keywords; ``buffer_size`` only when given, as

@@ -10,7 +10,7 @@ from objperf.core.errors import UsageError
 from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
 from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
 from objperf.options.spec import flag, option
-from objperf.plan.reads import ReadWorkload
+from objperf.plan.reads import READ_OPS, ReadWorkload
 
 READ = ReadWorkload()  # the library's defaults, which the options keep
 WORKLOAD = "workload"
@@ -28,6 +28,8 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     concurrency: int = option(READ.concurrency, "requests in flight", COUNT, flags=("-c",), group=WORKLOAD)
     range_size: int = option(READ.range_size, "bytes per ranged GET", SIZE, group=WORKLOAD)
     random: bool = flag("random ranges instead of sequential", group=WORKLOAD)
+    op: str = option(READ.op, "what each request does: get (ranged GETs) or head (each key's headers, as a stat: "
+                     "requests/s and latency, its size and ETag checked)", choice(*READ_OPS), group=WORKLOAD)
     duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then", DURATION,
                                     flags=("-d",), group=WORKLOAD)
     requests: int | None = option(None, "stop after this many requests", COUNT, flags=("-n",), group=WORKLOAD)
@@ -55,7 +57,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     def workload(self) -> ReadWorkload:
         workload = ReadWorkload(
             concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
-            random_ranges=self.random, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
+            random_ranges=self.random, op=self.op, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
             requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine, rate=self.rate,
             **self.connection_kwargs())
         workload.validate()

@@ -11,12 +11,14 @@ from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 
 SINKS = ("ram", "discard", "file")
+READ_OPS = ("get", "head")
 ENGINES = ("curl", "requests")
-# libcurl's receive buffer per slot.  Streams from a store arrive a few hundred KiB per wakeup; 128 KiB
-# buffers stay in L2 where 1 MiB ones spill to L3: about 10% less client CPU per GiB against SeaweedFS
-# here (c=1 and c=16).  A few very fast streams (20 Gbps from nginx on loopback) do better with 1 MiB.
+# libcurl's receive buffer per slot: where each slot's starts, and the most it grows to while its reads
+# fill it (the engine's adapt.pxi).  A store's streams arrive a few hundred KiB a read and settle near the
+# start; a very fast stream (nginx from memory) fills any buffer and grows to the most.
 RECEIVE_BUFFER = 128 << 10
-RECEIVE_BUFFERS_TOTAL = 32 << 20  # 256 slots of 128 KiB
+RECEIVE_BUFFER_MAX = 1 << 20
+RECEIVE_BUFFERS_TOTAL = 32 << 20  # 256 slots of 128 KiB; what the slots may grow to together, too
 # 4096 slots of 8 KiB, each stream a few hundred KiB/s: 32 MiB less peak RSS than 16 KiB, the same Gbps and
 # CPU per GiB (256 KiB ranges from nginx, 3 rounds); 4 KiB saved 17 MiB more for 10% more CPU per GiB.
 RECEIVE_BUFFER_MIN = 8 << 10
@@ -119,8 +121,15 @@ def _can_bind(host: str) -> bool:
 
 
 def default_receive_buffer(concurrency: int) -> int:
-    """The receive buffer each of ``concurrency`` slots gets when none is asked for."""
+    """The receive buffer each of ``concurrency`` slots starts with when none is asked for."""
     return max(RECEIVE_BUFFER_MIN, min(RECEIVE_BUFFER, RECEIVE_BUFFERS_TOTAL // concurrency // 1024 * 1024))
+
+
+def receive_buffer_max(concurrency: int) -> int:
+    """The most each of ``concurrency`` slots' receive buffers grows to when none is asked for: together
+    within RECEIVE_BUFFERS_TOTAL."""
+    return max(default_receive_buffer(concurrency),
+               min(RECEIVE_BUFFER_MAX, RECEIVE_BUFFERS_TOTAL // concurrency // 1024 * 1024))
 
 
 @dataclass
@@ -129,6 +138,7 @@ class ReadWorkload:
     threads: int | None = None  # None: settled per run by plan.threads (with_threads)
     range_size: int = 8 << 20
     random_ranges: bool = False
+    op: str = "get"  # "get": ranged GETs; "head": each key's headers (a stat), no body
     sink: str = "ram"
     sink_dir: str | None = None
     duration: float | None = None
@@ -157,6 +167,14 @@ class ReadWorkload:
             raise UsageError(f"threads must be at least 1, not {self.threads}")
         if self.range_size < 1:
             raise UsageError("range size must be at least 1 byte")
+        if self.op not in READ_OPS:
+            raise UsageError(f"op must be one of {', '.join(READ_OPS)}, not {self.op!r}")
+        if self.op == "head":
+            asked = [name for name, given in (("--sink file", self.sink == "file"), ("--verify", self.verify),
+                                              ("--bytes", self.bytes is not None),
+                                              ("--engine requests", self.engine == "requests")) if given]
+            if asked:
+                raise UsageError(f"a HEAD has no body: {', '.join(asked)} go with --op get")
         if self.sink not in SINKS:
             raise UsageError(f"sink must be one of {', '.join(SINKS)}, not {self.sink!r}")
         if self.sink == "file" and not self.sink_dir:
@@ -187,14 +205,25 @@ class ReadWorkload:
             raise UsageError("the requests engine supports neither --ip, --connect-to, --spread-to, --interface, "
                              "HTTP/2 nor --no-keepalive")
 
+    @property
+    def body_sink(self) -> str:
+        """Where bodies go: the sink asked for, and none for HEADs (no buffer is made for them)."""
+        return self.sink if self.op == "get" else "discard"
+
     def receive_buffer(self) -> int:
-        """libcurl's receive buffer per slot: the one asked for, else 128 KiB while the slots' buffers
-        together stay within RECEIVE_BUFFERS_TOTAL, and less (down to 8 KiB) beyond.  libcurl allocates
-        it per slot whatever the object's size, and many slots share the link: 4096 slots of 128 KiB
-        were 512 MiB of the client's memory for streams that each moved well under 1 MiB/s."""
+        """libcurl's receive buffer per slot: the one asked for, else, to start with, 128 KiB while the
+        slots' buffers together stay within RECEIVE_BUFFERS_TOTAL, and less (down to 8 KiB) beyond.  libcurl
+        allocates it per slot whatever the object's size, and many slots share the link: 4096 slots of
+        128 KiB were 512 MiB of the client's memory for streams that each moved well under 1 MiB/s."""
         if self.buffer_size is not None:
             return self.buffer_size
         return default_receive_buffer(self.concurrency)
+
+    def receive_buffer_max(self) -> int:
+        """The most a slot's receive buffer grows to while its reads fill it: the one asked for stays."""
+        if self.buffer_size is not None:
+            return self.buffer_size
+        return receive_buffer_max(self.concurrency)
 
     def with_threads(self, urls: list[str], largest_object: int) -> ReadWorkload:
         """This workload with its engine threads settled for the servers of ``urls``: the ones asked for,
@@ -205,4 +234,4 @@ class ReadWorkload:
         return replace(self, threads=engine_threads(self.concurrency, min(self.range_size, largest_object), local))
 
     def describe(self) -> dict:
-        return {**asdict(self), "buffer_size": self.receive_buffer()}
+        return {**asdict(self), "buffer_size": self.receive_buffer(), "buffer_max": self.receive_buffer_max()}

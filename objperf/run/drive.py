@@ -209,5 +209,6 @@ def _teardown(recorder: Recorder, parts: list[Part], after_engines: Iterable[Cal
             close()
     recorder.stop_clock()
     recorder.rows_dropped += sum(part.engine.rows_dropped for part in parts)
+    recorder.receive_buffers += [size for part in parts for size in part.engine.receive_buffers]
     if stuck is not None:
         raise stuck

@@ -15,7 +15,7 @@ from objperf._engine.config import plan_engine
 from objperf.core.errors import UsageError
 from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_memory, ensure_open_files
-from objperf.plan.reads import ReadWorkload, range_count, spread_entries
+from objperf.plan.reads import RECEIVE_BUFFER_MIN, ReadWorkload, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.run.sinkpath import confined_path
@@ -30,15 +30,16 @@ def check_read_resources(target: ResolvedTarget, workload: ReadWorkload) -> None
         ensure_open_files(workload.concurrency)  # a thread, and a connection, per slot
     else:  # a socket per slot; per thread an epoll set, an eventfd and a few idle connections
         ensure_open_files(workload.concurrency, extra=8 * min(workload.threads, workload.concurrency))
-    if workload.sink == "ram":
+    if workload.body_sink == "ram":
         largest = max((o.size for o in target.objects), default=0)
         ensure_memory(workload.concurrency, min(workload.range_size, max(largest, 1)))
 
 
 def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] | None):
     check_read_resources(target, workload)
+    target.sign_for(workload.op)
     sizes = [o.size for o in target.objects]
-    common = dict(concurrency=workload.concurrency, range_size=workload.range_size, sink=workload.sink,
+    common = dict(concurrency=workload.concurrency, range_size=workload.range_size, sink=workload.body_sink,
                   random_ranges=workload.random_ranges, fds=fds, verify=workload.verify,
                   max_requests=workload.requests or -1, max_bytes=workload.bytes or -1,
                   timeout=workload.timeout, connect_timeout=workload.connect_timeout, seed=workload.seed)
@@ -47,10 +48,12 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
 
         return RequestsEngine(target.urls, sizes, **target.engine_tls(), **common)
     fds = common.pop("fds")
-    return plan_engine(target.urls, sizes, fds=fds, threads=workload.threads, ip=workload.ip,
+    return plan_engine(target.urls, sizes, fds=fds, threads=workload.threads, ip=workload.ip, op=workload.op,
                        connect_to=tuple(workload.connect_to), spread_to=tuple(spread_entries(workload.spread_to)),
                        interface=workload.interface, http_version=workload.http_version, tls=target.tls,
-                       buffer_size=workload.receive_buffer(), keepalive=workload.keepalive, **target.engine_tls(),
+                       buffer_size=workload.receive_buffer(),
+                       buffer_max=workload.receive_buffer_max(), buffer_min=RECEIVE_BUFFER_MIN,
+                       keepalive=workload.keepalive, **target.engine_tls(),
                        rate=workload.rate or 0.0, max_rate=workload.max_rate or 0, **common)
 
 
@@ -113,7 +116,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: Destination
     part = ReadPart(engine, recorder, duration=workload.duration or 0.0, renew_urls=UrlRenewal(target, [engine]))
     status = drive(recorder, [part], on_progress=on_progress, after_engines=[lambda: close_all(fds)])
     buffers = [engine.slot_buffer(i) for i in range(workload.concurrency)] \
-        if keep_slot_buffers and workload.sink == "ram" else []
+        if keep_slot_buffers and workload.body_sink == "ram" else []
     return recorder.finish(status, slot_buffers=buffers, extra=target.notes() or None)
 
 

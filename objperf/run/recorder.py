@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from objperf.analysis.summary import SUMMARY_COLUMNS, Tally
+from objperf.analysis.summary import SUMMARY_COLUMNS, Tally, receive_buffer_figures
 from objperf.core.curl_codes import NEVER_SENT
 from objperf.core.errors import RunFailed, describe_os_error
+from objperf.core.kernel_tls import kernel_tls
 from objperf.core.sanitize import redacted
 from objperf.core.schema import empty_columns, ok_requests
 from objperf.dataset.destination import NOWHERE, Destination, RowSink
@@ -115,6 +116,7 @@ class Recorder:
         self.write_error: OSError | None = None  # the dataset could not be written: rows stay in memory
         self.rows_unwritten = 0
         self.rows_dropped = 0  # rows an aborted engine could not hand over (see Engine.rows_dropped)
+        self.receive_buffers: list[int] = []  # each slot's receive buffer as its engine closed
         self.error: str | None = None  # why the run could not go on, when it could not
         self._last_ok = time.monotonic()
         self._last_ok_wall = time.time()
@@ -260,6 +262,10 @@ class Recorder:
             summary["rows_unwritten"] = self.rows_unwritten
         if self.rows_dropped:
             summary["rows_dropped"] = self.rows_dropped
+        if self.receive_buffers:
+            summary["receive_buffers"] = receive_buffer_figures(self.receive_buffers)
+        if summary.get("tls"):
+            summary["kernel_tls"] = kernel_tls()
         summary.update(extra or {})
         reason = failure(summary) if status != "interrupted" else None
         if reason:

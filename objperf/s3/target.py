@@ -45,6 +45,7 @@ class ResolvedTarget:
     url_lifetime: int = URL_LIFETIME_S
     skipped: int = 0  # empty objects and directory markers under a prefix, which a read run leaves out
     capped: list[str] = field(default_factory=list)  # the prefixes whose listing the key limit cut short
+    method: str = "get_object"  # the S3 call the URLs are signed for
 
     @property
     def tls(self) -> bool:
@@ -82,11 +83,18 @@ class ResolvedTarget:
         return self.kind == "s3" and self.client is not None
 
     def sign_urls(self) -> list[str]:
-        """A GET URL per object, presigned now (plain http(s) URLs stay as they were given)."""
+        """A URL per object for ``method``, presigned now (plain http(s) URLs stay as they were given)."""
         if not self.renews_urls:
             return list(self.urls)
-        self.urls = [self.client.presign(o.bucket, o.key, expires=self.url_lifetime) for o in self.objects]
+        self.urls = [self.client.presign(o.bucket, o.key, method=self.method, expires=self.url_lifetime)
+                     for o in self.objects]
         return self.urls
+
+    def sign_for(self, op: str) -> None:
+        """The URLs signed for what a run asks of each object: ``get`` or ``head``."""
+        if f"{op}_object" != self.method:
+            self.method = f"{op}_object"
+            self.sign_urls()
 
 
 class UrlRenewal:
