@@ -24,7 +24,7 @@ def head(store, out, *args: str, url: str | None = None) -> tuple[dict, object]:
 
 @pytest.mark.integration
 def test_heads_stat_every_key_in_turn_and_move_no_body(store, tmp_path):
-    summary, rows = head(store, tmp_path / "run", "-c", "4", "--requests", "30")
+    summary, rows = head(store, tmp_path / "run", "-c", "4", "--requests", "30", "--range-size", "1MiB")
     assert len(rows) == 30 and (rows["op"].astype(str) == "HEAD").all()
     assert (rows["status"] == 200).all() and (rows["curl_code"] == 0).all() and (rows["bytes"] == 0).all()
     assert (rows["offset"] == 0).all() and (rows["length"] == 0).all()

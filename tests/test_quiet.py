@@ -24,7 +24,7 @@ from objperf.plan.writes import WriteWorkload
 from objperf.run.writes import run_write
 
 SILENCE_S = 5.0  # the promise: never longer than this without a line when piped
-PROGRESS_LINE = re.compile(r"^\s+\d+\.\d/\d+ s\s+\d+\.\d+ Gbps\s+\d+\.\d MiB/s\s+\d+ req/s\s+\d+ failed$")
+PROGRESS_LINE = re.compile(r"^\s+\d+\.\d(?:/\d+)? s\s+\d+\.\d+ Gbps\s+\d+\.\d MiB/s\s+\d+ req/s\s+\d+ failed$")
 SERVER_AT = re.compile(r"started local SeaweedFS at http://127\.0\.0\.1:(\d+)")
 
 
@@ -119,6 +119,7 @@ RUNS = {
     "put": ["put", "--object-size", "64MiB", "--duration", "8s"],
     "mixed": ["mixed", "--object-size", "8MiB", "--duration", "8s"],
     "study": ["study", "read-concurrency", "--quick"],
+    "delete": ["delete", "--objects", "10000"],
 }
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SINKS = ("discard", "ram", "file")
+PLAN_OPS = ("get", "head", "delete")  # what a plan's requests may be
 RING_ROWS = 16384  # rows each engine thread's ring holds between two drains (state.pxi's RING_ROWS)
 
 
@@ -24,7 +25,7 @@ class EngineConfig:
     concurrency: int = 16
     threads: int = 1
     range_size: int = 8 << 20
-    op: str = "get"  # a plan's requests: "get" (ranges) or "head" (each key's headers)
+    op: str = "get"  # a plan's requests: "get" (ranges), "head" (each key's headers) or "delete" (each key)
     sink: str = "ram"
     random_ranges: bool = False
     max_requests: int = -1
@@ -70,10 +71,10 @@ class EngineConfig:
             raise ValueError(f"sink must be one of {sorted(SINKS)}")
         if self.ip not in ("any", "4", "6"):
             raise ValueError("ip must be 'any', '4' or '6'")
-        if self.op not in ("get", "head"):
-            raise ValueError("op must be 'get' or 'head'")
-        if self.op == "head" and self.sink == "file":
-            raise ValueError("a HEAD has no body to write to the file sink")
+        if self.op not in PLAN_OPS:
+            raise ValueError(f"op must be one of {', '.join(PLAN_OPS)}")
+        if self.op != "get" and self.sink == "file":
+            raise ValueError(f"a {self.op.upper()} has no body to write to the file sink")
         if self.http_version not in ("1.1", "2"):
             raise ValueError("http_version must be '1.1' or '2'")
         if not 1024 <= self.buffer_size <= 10 << 20 or self.buffer_max > 10 << 20 or self.buffer_min < 1024:

@@ -37,7 +37,7 @@ from objperf._curl.curl cimport *
 from objperf._engine.config import EngineConfig, JobQueue, ReadPlan
 from objperf._engine.starting import stop_signals_deferred
 from objperf.core.errors import EngineError, RunFailed, describe_os_error
-from objperf.core.schema import ENGINE_COLUMNS, OP_GET, OP_HEAD, OP_PUT, OP_UPLOAD_PART
+from objperf.core.schema import ENGINE_COLUMNS, OP_DELETE, OP_GET, OP_HEAD, OP_PUT, OP_UPLOAD_PART
 from objperf.plan.reads import SequentialPlan, range_count
 
 cnp.import_array()
@@ -61,7 +61,8 @@ SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
 JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int64, "length": np.int64,
                "payload_offset": np.int64, "attempt": np.int16, "ring": np.int32, "busy": np.intc}
-if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD) or \
+if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD,
+                                                             OPC_DELETE) or \
         (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
          ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
     raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")
@@ -143,7 +144,7 @@ cdef class Engine:
         sh.nkeys = nkeys
         sh.range_size = config.range_size
         sh.random_ranges = config.random_ranges
-        sh.plan_op = OPC_HEAD if config.op == "head" else OPC_GET
+        sh.plan_op = {"get": OPC_GET, "head": OPC_HEAD, "delete": OPC_DELETE}[config.op]
         sh.sink = SINKS[config.sink]
         sh.verify = config.verify
         sh.tls = config.tls
@@ -161,7 +162,8 @@ cdef class Engine:
             self._current_urls.append(url)
             sh.urls[k] = url
             sh.sizes[k] = sizes[k]
-            sh.nranges[k] = range_count(sizes[k], config.range_size)
+            # a GET plan reads every range of a key; any other op asks for each key once a pass
+            sh.nranges[k] = range_count(sizes[k], config.range_size) if config.op == "get" else 1
             sh.fds[k] = fds[k] if fds is not None else -1
 
     cdef _setup_threads(self, config):
@@ -231,8 +233,10 @@ cdef class Engine:
                            config.buffer_size, config.timeout, config.connect_timeout, config.keepalive,
                            config.slot_speed)
             configure_tls(s.easy, config.ca_file, config.verify_tls, self._keep, s.ts.tls_share)
-            if config.op == "head":  # every request of the plan asks for headers alone
+            if config.op != "get":  # every request of the plan: headers alone (HEAD), or a DELETE
                 check_easy(curl_easy_setopt(s.easy, CURLOPT_NOBODY, <long>1), "CURLOPT_NOBODY")
+            if config.op == "delete":
+                check_easy(curl_easy_setopt(s.easy, CURLOPT_CUSTOMREQUEST, <char *>b"DELETE"), "CURLOPT_CUSTOMREQUEST")
 
     cdef _setup_sequential_plan(self, int nkeys):
         cdef Shared *sh = &self.shared

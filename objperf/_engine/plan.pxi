@@ -48,7 +48,7 @@ cdef bint start_plan(Slot *s) noexcept nogil:
     s.length = size - s.offset
     if s.length > sh.range_size:
         s.length = sh.range_size
-    if sh.plan_op == OPC_HEAD:  # a key's headers: no range, no body
+    if sh.plan_op != OPC_GET:  # a key's headers, or the key deleted: no range, no body
         s.offset = s.length = 0
     if sh.max_bytes >= 0:
         prev = op_atomic_add(&sh.claimed_bytes, s.length)
@@ -64,7 +64,7 @@ cdef bint start_plan(Slot *s) noexcept nogil:
             return False
         s.url_key = <int>key
         s.url_generation = generation
-    if not set_range(s, size == 0 or s.op == OPC_HEAD):
+    if not set_range(s, size == 0 or s.op != OPC_GET):
         return False
     due = 0.0
     if sh.rate > 0:  # open loop: the n-th request's time, kept even when it starts late (a backlog)

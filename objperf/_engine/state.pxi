@@ -15,6 +15,7 @@ cdef enum:
     OPC_PUT = 1
     OPC_UPLOAD_PART = 2
     OPC_HEAD = 6         # objperf.core.schema's OPS: a stat of the object, its headers alone
+    OPC_DELETE = 7       # ... and the object deleted
     STOP_NONE = 0
     STOP_DRAIN = 1
     STOP_ABORT = 2
@@ -69,7 +70,7 @@ ctypedef struct Shared:
     int64_t plan_total   # requests in one pass
     int64_t range_size
     int random_ranges
-    int plan_op          # what the plan's requests are: OPC_GET (ranges) or OPC_HEAD (the keys' headers)
+    int plan_op          # what the plan's requests are: OPC_GET (ranges), OPC_HEAD or OPC_DELETE (each key)
     int sink
     int verify
     int *fds

@@ -17,6 +17,10 @@ def milliseconds(value: float | None, digits: int = 1) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.{digits}f} ms"
 
 
+# A read plan's ops that move no body, as a workload line says what each request did.
+BODILESS_WORDS = {"head": "each key's headers (a stat), no body", "delete": "each key deleted once"}
+
+
 def bodiless(s: dict) -> bool:
     """Whether a summary's requests were all of ops that move no body (a run of HEADs, say)."""
     return bool(s.get("ops")) and not s.get("directions") and not s.get("bytes")
@@ -99,8 +103,8 @@ def workload_words(workload: dict) -> str:
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
     words = []
-    if isinstance(read, dict) and read.get("op") == "head":
-        words.append(f"HEAD c{read.get('concurrency', '?')}")
+    if isinstance(read, dict) and read.get("op") in BODILESS_WORDS:
+        words.append(f"{str(read['op']).upper()} c{read.get('concurrency', '?')}")
     elif isinstance(read, dict) and "range_size" in read:
         words.append(f"GET c{read.get('concurrency', '?')} {size(read['range_size'])}")
     if isinstance(write, dict) and "object_size" in write:
@@ -119,8 +123,8 @@ def workload_text(workload: dict) -> str:
     parts = []
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
-    if read and read.get("op") == "head":
-        parts.append(f"HEADs {read['concurrency']} in flight, each key's headers (a stat), no body")
+    if read and read.get("op") in BODILESS_WORDS:
+        parts.append(f"{str(read['op']).upper()}s {read['concurrency']} in flight, {BODILESS_WORDS[read['op']]}")
     elif read:
         parts.append(f"reads {read['concurrency']} in flight, ranges of {_size(read['range_size'])}, "
                      f"{read['sink']} sink")

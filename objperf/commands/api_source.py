@@ -18,6 +18,7 @@ RUNS = {
     "fetch": ("FetchOptions", "objperf.workflows.transfers", "fetch", ("url",)),
     "put": ("PutOptions", "objperf.workflows.transfers", "put", ("url",)),
     "mixed": ("MixedOptions", "objperf.workflows.transfers", "mixed", ("url",)),
+    "delete": ("DeleteOptions", "objperf.workflows.transfers", "delete", ("url",)),
     "study": ("StudyOptions", "objperf.workflows.study", "study", ("name", "url")),
     "compare": ("CompareOptions", "objperf.workflows.compare", "compare", ("url",)),
 }

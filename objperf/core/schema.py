@@ -73,7 +73,7 @@ ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in 
 
 OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE")
 OP = {name: code for code, name in enumerate(OPS)}
-OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD = OP["GET"], OP["PUT"], OP["UPLOAD_PART"], OP["HEAD"]
+OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE = OP["GET"], OP["PUT"], OP["UPLOAD_PART"], OP["HEAD"], OP["DELETE"]
 # Requests that move no body, each reported apart: its rate, latency and errors (the summary's "ops")
 METADATA_OPS = ("HEAD", "DELETE")
 # Op codes by direction of the body.

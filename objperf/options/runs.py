@@ -7,12 +7,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.core.errors import UsageError
-from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
+from objperf.options.groups import (
+    OUTPUT,
+    ClusterOptions,
+    ConnectionOptions,
+    OutputOptions,
+    SeedOptions,
+    TargetOptions,
+)
 from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
 from objperf.options.spec import flag, option
-from objperf.plan.reads import READ_OPS, ReadWorkload
+from objperf.plan.reads import ReadWorkload
 
 READ = ReadWorkload()  # the library's defaults, which the options keep
+
+
+def keys_asked(text: str | None) -> list[str] | int | None:
+    """``--keys``: the keys named (comma-separated), or how many of the prefix's to take."""
+    if not text:
+        return None
+    if text.isdigit():
+        if int(text) < 1:
+            raise UsageError("--keys N needs N >= 1")
+        return int(text)
+    return [key for key in text.split(",") if key]
 WORKLOAD = "workload"
 WRITES = "writes"
 
@@ -29,7 +47,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     range_size: int = option(READ.range_size, "bytes per ranged GET", SIZE, group=WORKLOAD)
     random: bool = flag("random ranges instead of sequential", group=WORKLOAD)
     op: str = option(READ.op, "what each request does: get (ranged GETs) or head (each key's headers, as a stat: "
-                     "requests/s and latency, its size and ETag checked)", choice(*READ_OPS), group=WORKLOAD)
+                     "requests/s and latency, its size and ETag checked)", choice("get", "head"), group=WORKLOAD)
     duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then", DURATION,
                                     flags=("-d",), group=WORKLOAD)
     requests: int | None = option(None, "stop after this many requests", COUNT, flags=("-n",), group=WORKLOAD)
@@ -46,13 +64,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
 
     def read_keys(self) -> list[str] | int | None:
         """``--keys``: the keys named, or how many of the prefix's to read."""
-        if not self.keys:
-            return None
-        if self.keys.isdigit():
-            if int(self.keys) < 1:
-                raise UsageError("--keys N needs N >= 1")
-            return int(self.keys)
-        return [key for key in self.keys.split(",") if key]
+        return keys_asked(self.keys)
 
     def workload(self) -> ReadWorkload:
         workload = ReadWorkload(
@@ -126,3 +138,30 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
         """Reads and writes in flight: each its own option, else ``-c``, else 16."""
         return (self.read_concurrency or self.concurrency or MIXED_CONCURRENCY,
                 self.write_concurrency or self.concurrency or MIXED_CONCURRENCY)
+
+
+DELETE_SEEDED = 1000
+
+
+@dataclass(kw_only=True)
+class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
+    """DELETE every object under a prefix (or the keys named) once, through the one engine: how fast the store
+    deletes, one row a DELETE.  With no URL it seeds small objects on the embedded local SeaweedFS and deletes
+    those."""
+
+    url: str | None = option(None, "s3://BUCKET/PREFIX/ (every object under it) or s3://BUCKET/KEY; omit to use "
+                             "the embedded local SeaweedFS", positional=True)
+    keys: str | None = option(None, "keys to delete: a comma-separated list under the URL's prefix, or N for the "
+                              "first N objects under it", group=WORKLOAD)
+    concurrency: int = option(16, "DELETEs in flight", COUNT, flags=("-c",), group=WORKLOAD)
+    duration: float | None = option(None, "stop after this long, the keys not yet deleted left as they are",
+                                    DURATION, flags=("-d",), group=WORKLOAD)
+    objects: int = option(DELETE_SEEDED, "embedded server only: objects seeded under delete/ to delete", COUNT,
+                          group=OUTPUT)
+    object_size: int = option(4 << 10, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
+
+    def workload(self) -> ReadWorkload:
+        workload = ReadWorkload(concurrency=self.concurrency, threads=self.threads, op="delete", sink="discard",
+                                duration=self.duration, **self.connection_kwargs())
+        workload.validate()
+        return workload

@@ -11,7 +11,7 @@ from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 
 SINKS = ("ram", "discard", "file")
-READ_OPS = ("get", "head")
+READ_OPS = ("get", "head", "delete")  # what a read plan's requests are (delete: each key once, by objperf delete)
 ENGINES = ("curl", "requests")
 # libcurl's receive buffer per slot: where each slot's starts, and the most it grows to while its reads
 # fill it (the engine's adapt.pxi).  A store's streams arrive a few hundred KiB a read and settle near the
@@ -138,7 +138,7 @@ class ReadWorkload:
     threads: int | None = None  # None: settled per run by plan.threads (with_threads)
     range_size: int = 8 << 20
     random_ranges: bool = False
-    op: str = "get"  # "get": ranged GETs; "head": each key's headers (a stat), no body
+    op: str = "get"  # "get": ranged GETs; "head": each key's headers (a stat); "delete": each key deleted
     sink: str = "ram"
     sink_dir: str | None = None
     duration: float | None = None
@@ -169,12 +169,12 @@ class ReadWorkload:
             raise UsageError("range size must be at least 1 byte")
         if self.op not in READ_OPS:
             raise UsageError(f"op must be one of {', '.join(READ_OPS)}, not {self.op!r}")
-        if self.op == "head":
+        if self.op != "get":
             asked = [name for name, given in (("--sink file", self.sink == "file"), ("--verify", self.verify),
                                               ("--bytes", self.bytes is not None),
                                               ("--engine requests", self.engine == "requests")) if given]
             if asked:
-                raise UsageError(f"a HEAD has no body: {', '.join(asked)} go with --op get")
+                raise UsageError(f"a {self.op.upper()} has no body: {', '.join(asked)} go with GETs")
         if self.sink not in SINKS:
             raise UsageError(f"sink must be one of {', '.join(SINKS)}, not {self.sink!r}")
         if self.sink == "file" and not self.sink_dir:

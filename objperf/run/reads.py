@@ -82,7 +82,10 @@ def close_all(fds: list[int]) -> None:
 
 
 def default_requests(target: ResolvedTarget, workload: ReadWorkload) -> int:
-    """With no duration, request or byte budget, a run reads every range of every object once."""
+    """With no duration, request or byte budget, a run reads every range of every object once (asks for
+    each key once, for any other op than GET)."""
+    if workload.op != "get":
+        return len(target.objects)
     return sum(range_count(o.size, workload.range_size) for o in target.objects)
 
 

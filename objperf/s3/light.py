@@ -40,7 +40,7 @@ UPLOAD_ID_MAX = 1024  # AWS's are about 150 characters
 # What this plane does without botocore, by botocore's method name.  Presigning: (HTTP method, the
 # extra parameters it carries); a write run's multipart calls: HTTP method.
 LIGHT_PRESIGNS = {"get_object": ("GET", frozenset()), "head_object": ("HEAD", frozenset()),
-                  "put_object": ("PUT", frozenset()),
+                  "delete_object": ("DELETE", frozenset()), "put_object": ("PUT", frozenset()),
                   "upload_part": ("PUT", frozenset({"UploadId", "PartNumber"}))}
 LIGHT_ATTEMPTS = {"create_multipart_upload": "POST", "complete_multipart_upload": "POST",
                   "abort_multipart_upload": "DELETE"}

@@ -8,7 +8,7 @@ import functools
 
 from objperf.core.sizes import format_size
 from objperf.dataset.destination import Destination
-from objperf.options.runs import FetchOptions, MixedOptions, PutOptions
+from objperf.options.runs import DeleteOptions, FetchOptions, MixedOptions, PutOptions, keys_asked
 from objperf.run.invocation import Invocation, resolve_out
 
 EMBEDDED_BUCKET = "objperf"
@@ -119,6 +119,41 @@ def mixed(options: MixedOptions, invocation: Invocation):
         else:
             with invocation.progress(options.duration) as progress:
                 result = job(out, on_progress=progress)
+    return with_figures(result, options, invocation)
+
+
+def delete(options: DeleteOptions, invocation: Invocation):
+    """DELETE each object ``options`` name once (on ``invocation``'s local server, objects seeded for it, when
+    no URL is given): a ``RunResult`` whose rows are the DELETEs."""
+    from objperf.core.errors import UsageError
+    from objperf.run.jobs import ReadSource, read_job
+
+    options.check_target()
+    options.check_output()
+    if options.url and not options.url.startswith("s3://"):
+        raise UsageError(f"objperf delete deletes objects of a store: give s3://BUCKET/PREFIX/, not {options.url!r}")
+    out = resolve_out(options, "delete", invocation, store_ok=True)
+    workload = options.workload()
+    keys = keys_asked(options.keys)
+    if out.store and options.url:
+        from objperf.s3.target import split_s3_url
+
+        bucket, prefix = split_s3_url(options.url)
+        out.check_apart([bucket], [prefix])  # the dataset is not among what is deleted
+    with contextlib.ExitStack() as stack:
+        if options.url:
+            url, settings = options.url, options.s3_settings()
+        else:
+            fits_embedded(invocation, options.objects * options.object_size,
+                          f"seeding {options.objects:,} objects to delete")
+            server = stack.enter_context(invocation.local_server())
+            seed_embedded(server, options.object_size, [f"delete/object-{i:06d}" for i in range(options.objects)],
+                          [], invocation, reseed=True)
+            url, settings = f"s3://{EMBEDDED_BUCKET}/delete/", server.settings()
+        job = functools.partial(read_job, ReadSource(url, settings, keys, list(options.buckets),
+                                                     options.url_lifetime), workload, keep_rows=options.rows_needed())
+        with invocation.progress(workload.duration) as progress:
+            result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)
 
 
