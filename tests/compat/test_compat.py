@@ -122,6 +122,27 @@ def test_multipart_put_is_verified_and_cleaned_up(compat, tmp_path):
     assert compat.client.open_uploads(BUCKET, "mpu/") == []
 
 
+def test_heads_stat_each_key_and_deletes_remove_each_once(compat, tmp_path):
+    """The ops that move no body, on every server: a HEAD names each object's size and ETag; a DELETE of each
+    object under a prefix leaves none there and nothing else touched."""
+    head = compat.cli("fetch", f"s3://{BUCKET}/data/", "--op", "head", "-c", "2", "--requests", "8", "--out",
+                      str(tmp_path / "head"))
+    assert head.returncode == 0, head.stderr
+    rows = load(tmp_path / "head")
+    assert len(rows) == 8 and (rows["op"] == "HEAD").all() and (rows["status"] == 200).all()
+    assert (rows["curl_code"] == 0).all() and set(rows["key"].astype(str)) == set(OBJECTS)
+    keys = {f"gone/k{i:02d}" for i in range(12)}
+    for key in keys:
+        compat.client.put_object(BUCKET, key, key.encode())
+    gone = compat.cli("delete", f"s3://{BUCKET}/gone/", "-c", "4", "--out", str(tmp_path / "delete"))
+    assert gone.returncode == 0, gone.stderr
+    rows = load(tmp_path / "delete")
+    assert sorted(rows["key"].astype(str)) == sorted(keys) and (rows["op"] == "DELETE").all()
+    assert rows["status"].isin([200, 204]).all() and (rows["curl_code"] == 0).all()
+    assert compat.client.list_keys(BUCKET, "gone/") == []
+    assert {k for k, _ in compat.client.list_keys(BUCKET, "data/")} == set(OBJECTS)
+
+
 def test_a_missing_key_is_a_404_named_in_the_rows(compat, tmp_path):
     from objperf.plan.reads import ReadWorkload
     from objperf.run.reads import run_read
