@@ -24,11 +24,13 @@ GRIDS = {
     "client-cpu": ("threads", [1, 2]),
     "wan": ("delay_ms", [0, 0, 20, 20]),
     "rate-sweep": ("rate", [50, 100, 200, 400, 800]),
+    "request-rate": ("concurrency", [4, 16] * 8),
 }
 
 
 def run_study(name, out, *extra):
-    proc = run_cli("objperf", "study", name, "--quick", "--object-size", "8MiB", "--out", str(out), *extra, timeout=600)
+    size = () if name == "request-rate" else ("--object-size", "8MiB")  # small objects are request-rate's point
+    proc = run_cli("objperf", "study", name, "--quick", *size, "--out", str(out), *extra, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc
 
@@ -77,6 +79,20 @@ def test_quick_study_holds_its_grid(name, tmp_path):
         assert {"drift_gbps_per_min", "spread_gbps"} <= set(steps.columns)
     if name == "ip-family":
         assert set(rows.loc[rows["family"] == "IPv6", "remote_ip"]) == {"::1"}
+    if name == "request-rate":
+        assert list(steps["op"]) == [op for op in ("GET", "HEAD", "PUT", "DELETE") for _ in range(4)]
+        assert list(steps["prefixes"]) == [1, 1, 2, 2] * 4
+        assert (steps["ops_per_s"] > 0).all() and (steps["throttled_pct"] == 0).all()
+        made = {"GET": {"GET"}, "HEAD": {"HEAD"}, "PUT": {"PUT"}, "DELETE": {"DELETE"}}
+        for step in steps.itertuples():
+            mine = rows[rows["step"] == step.step]
+            assert set(mine["op"].astype(str)) == made[step.op] and (mine["status"] < 300).all()
+            if step.op in ("GET", "PUT"):  # small objects, whole (but those the step's end cut)
+                assert (mine.loc[mine["curl_code"] == 0, "bytes"] == 4096).all()
+            spread = {key.split("/")[-2] for key in mine["key"].astype(str)}
+            assert len(spread) == step.prefixes  # the keys lie in as many prefixes as the step says
+            if step.op == "DELETE":  # each seeded object deleted once
+                assert len(mine) == max(200, 25 * step.concurrency) == mine["key"].nunique()
 
 
 def test_rerun_skips_finished_steps(tmp_path):

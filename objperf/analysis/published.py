@@ -10,6 +10,9 @@ import pandas as pd
 from objperf.core.errors import UsageError
 
 PUBLISHED = Path(__file__).resolve().parent / "articles"
+# The request rates AWS documents for S3 ("Best practices design patterns: optimizing Amazon S3 performance"):
+# at least this many requests a second per partitioned prefix of a bucket, by operation.
+AWS_REQUESTS_A_PREFIX = {"GET": 5500, "HEAD": 5500, "PUT": 3500, "COPY": 3500, "POST": 3500, "DELETE": 3500}
 TABLES = ("r2_benchmark", "s3_vs_r2_runs", "s3_vs_r2_means", "s3_vs_r2_setup")
 
 

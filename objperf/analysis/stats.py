@@ -383,6 +383,24 @@ def open_loop_step(rows: pd.DataFrame, summary: dict) -> dict:
             "service_ms_p99": o.get("service_ms_p99", nan), "late_start_ms_p99": o.get("late_start_ms_p99", nan)}
 
 
+THROTTLE_CODES = frozenset({"SlowDown", "ErrTooManyRequest", "ServiceUnavailable", "TooManyRequests"})
+
+
+def request_rate_step(rows: pd.DataFrame, summary: dict) -> dict:
+    """A request-rate step's results (a study step's ``measure``): requests finished a second, their latency
+    p50 and p99, and the share the store refused for load (503 SlowDown, or its own name for it)."""
+    nan = float("nan")
+    ops = summary.get("ops") or {}
+    latency = next(iter(ops.values()), None) or {}
+    if not latency:  # GETs and PUTs: their direction's latency
+        latency = next(iter((summary.get("directions") or {}).values()), {})
+    refused = sum(n for code, n in (summary.get("s3_error_counts") or {}).items() if code in THROTTLE_CODES)
+    requests = summary.get("requests") or 0
+    return {"ops_per_s": summary.get("requests_per_s", nan), "latency_ms_p50": latency.get("latency_ms_p50", nan),
+            "latency_ms_p99": latency.get("latency_ms_p99", nan),
+            "throttled_pct": 100 * refused / requests if requests else nan}
+
+
 def saturation_rate(steps: pd.DataFrame) -> tuple[float, str] | None:
     """The lowest rate of a rate sweep at which the store saturated, and why: the first failures (1 % of
     requests), the rate asked no longer achieved (under 95 %), or latency from the schedule past its knee (p99

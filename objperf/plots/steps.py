@@ -236,3 +236,23 @@ def cost_per_tib(table: pd.DataFrame, *, ax=None, title: str | None = None):
     ax.set(xlabel=f"{'range' if direction == 'read' else 'part'} size (MiB)", ylabel=f"USD per TiB {direction}",
            ylim=(0, None), title=title or f"Cost per TiB {direction} by request size (list prices: check them)")
     return ax
+
+
+
+def requests_against_concurrency(steps: pd.DataFrame, *, ax=None, title: str | None = None):
+    """A request-rate study: requests a second against concurrency, a line per operation, dashed for more
+    than one prefix; the steps where the store answered 503 to some of them marked with their share."""
+    ax = new_axes(ax)
+    data = steps.assign(prefixes=steps["prefixes"].map(lambda p: f"{p:g} prefix{'es' if p != 1 else ''}"))
+    sns.lineplot(data=data, x="concurrency", y="requests_per_s", hue="op", style="prefixes", marker="o", ax=ax,
+                 errorbar=("pi", 100))
+    for row in data[data["throttled_pct"] > 0].itertuples():
+        ax.annotate(f"503 {row.throttled_pct:.0f}%", (row.concurrency, row.requests_per_s), fontsize=7,
+                    color="firebrick", textcoords="offset points", xytext=(4, 4))
+    log2_x(ax)
+    ax.set_yscale("log")
+    ax.set(xlabel="concurrency (requests in flight)", ylabel="requests a second (finished)",
+           title=title or "Small-object requests a second against concurrency")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    add_note(ax, steps_note(steps))
+    return ax

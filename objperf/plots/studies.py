@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from objperf.analysis.published import r2_figure
+from objperf.analysis.published import AWS_REQUESTS_A_PREFIX, r2_figure
 from objperf.core.errors import UsageError
 from objperf.core.sanitize import printable
 from objperf.plots.runs import sustained_timeline, ttfb_distribution
@@ -22,6 +22,7 @@ from objperf.plots.steps import (
     part_size_curves,
     rate_saturation,
     replica_cure,
+    requests_against_concurrency,
     throughput_against_concurrency,
     ttfb_against_size,
 )
@@ -168,6 +169,14 @@ def _rate(steps, rows, context):
     return ax
 
 
+def _request_rate(steps, rows, context):
+    ax = requests_against_concurrency(steps, title=f"Small-object requests a second against concurrency\n{context}")
+    prefixes = int(steps["prefixes"].max())
+    for ops, rate in (("GET/HEAD", AWS_REQUESTS_A_PREFIX["GET"]), ("PUT/DELETE", AWS_REQUESTS_A_PREFIX["PUT"])):
+        _level(ax, rate * prefixes, f"published (AWS S3): {ops} {rate:,}/s a prefix × {prefixes}")
+    return ax
+
+
 Drawing = Callable[[pd.DataFrame, Callable[[], pd.DataFrame], str], object]
 # Each study's figures, file name and drawing, in its notebook's order.
 FIGURES: dict[str, list[tuple[str, Drawing]]] = {
@@ -184,6 +193,7 @@ FIGURES: dict[str, list[tuple[str, Drawing]]] = {
     "ceiling-proof": [("nic.png", _nic)],
     "client-cpu": [("threads.png", _threads)],
     "rate-sweep": [("rate.png", _rate)],
+    "request-rate": [("request-rate.png", _request_rate)],
 }
 
 

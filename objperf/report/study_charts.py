@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from objperf.analysis.published import r2_figure
+from objperf.analysis.published import AWS_REQUESTS_A_PREFIX, r2_figure
 from objperf.core.sizes import format_size
 from objperf.report.charts import Chart, Series, timeline, ttfb_distribution
 
@@ -207,11 +207,22 @@ def _rate_sweep(steps, rows, summary):
                   note="" if found else f"no saturation up to {steps['rate'].max():g}/s")]
 
 
+def _request_rate(steps, rows, summary):
+    series = [_mean_line(part, "concurrency", "requests_per_s", f"{op}, {prefixes:g} prefix(es)")
+              for (op, prefixes), part in steps.groupby(["op", "prefixes"], sort=False)]
+    prefixes = float(steps["prefixes"].max())
+    published = (("GET/HEAD", AWS_REQUESTS_A_PREFIX["GET"]), ("PUT/DELETE", AWS_REQUESTS_A_PREFIX["PUT"]))
+    series += [_level(rate * prefixes, f"published (AWS S3): {ops} {rate:,}/s a prefix × {prefixes:g}")
+               for ops, rate in published]
+    return [Chart("request-rate", "Small-object requests a second against concurrency", "requests in flight",
+                  "requests a second", series, x_log=True, y_log=True)]
+
+
 STUDY_CHARTS: dict[str, Callable] = {
     "read-concurrency": _read_concurrency, "write-part-size": _write_part_size, "key-fanout": _key_fanout,
     "bucket-fanout": _bucket_fanout, "ip-family": _ip_family, "mixed": _mixed, "sustained": _sustained,
     "ttfb-size": _ttfb_size, "hot-object": _hot_object, "wan": _wan, "ceiling-proof": _ceiling_proof,
-    "client-cpu": _client_cpu, "rate-sweep": _rate_sweep,
+    "client-cpu": _client_cpu, "rate-sweep": _rate_sweep, "request-rate": _request_rate,
 }
 
 

@@ -329,6 +329,61 @@ def rate_sweep(ctx: StudyContext) -> list[Step]:
             for r in rates]
 
 
+REQUEST_RATE_OPS = ("GET", "HEAD", "PUT", "DELETE")
+OBJECTS_A_PREFIX = 8  # small objects each prefix holds for the GETs and HEADs (and each PUT cycles over)
+SMALL_OBJECT_MAX = 1 << 20
+
+
+def request_rate(ctx: StudyContext) -> list[Step]:
+    """How many small-object requests a second does the store take, and where does it answer 503 SlowDown?
+    GET, HEAD, PUT and DELETE of small objects (4 KiB) against concurrency and against the number of prefixes
+    the keys are spread over, beside the per-prefix rates AWS publishes for S3 (5,500 GET/HEAD and 3,500
+    PUT/COPY/POST/DELETE a second, each partitioned prefix).  GETs, HEADs and PUTs take turns over 8 keys in
+    each prefix for the step's duration; a DELETE step deletes, once each, objects
+    seeded for it just before (25 a slot with --quick, 100 without), however long that takes."""
+    from objperf.analysis.stats import request_rate_step
+    from objperf.run.seed import seed_places
+
+    size = ctx.object_size if ctx.object_size_given else 4 << 10
+    if size > SMALL_OBJECT_MAX:
+        raise UsageError(f"request-rate measures small objects: --object-size at most 1MiB (default 4KiB), not "
+                         f"{ctx.object_size:,} bytes")
+    concurrencies, prefix_counts = ctx.grid("request-rate", "concurrency"), ctx.grid("request-rate", "prefixes")
+    base = ctx.key("request-rate/")
+    room = getattr(ctx.server, "workdir", None)
+
+    def names(prefixes: int, what: str) -> list[str]:
+        return [f"p{i:02d}/{what}-{j}" for i in range(prefixes) for j in range(OBJECTS_A_PREFIX)]
+
+    ctx.ensure_objects([(ctx.bucket, base + name) for name in names(max(prefix_counts), "obj")], size)
+    steps = []
+    for op in REQUEST_RATE_OPS:
+        for prefixes in prefix_counts:
+            for c in concurrencies:
+                values = {"op": op, "prefixes": prefixes, "concurrency": c}
+                if op in ("GET", "HEAD"):
+                    steps.append(ctx.read_step(values, ctx.target(names(prefixes, "obj"), prefix=base),
+                                               measure=request_rate_step, op=op.lower(), range_size=size,
+                                               concurrency=c))
+                elif op == "PUT":
+                    steps.append(ctx.write_step(values, object_size=size, part_size=max(size, 5 << 20),
+                                                concurrency=c, prefix=base + "put/",
+                                                names=tuple(names(prefixes, "put")), requests=None))
+                    steps[-1].measure = request_rate_step
+                else:
+                    place = f"delete/c{c}-p{prefixes}/"
+                    count = min(20_000, max(200, _q(ctx, 25, 100) * c))
+                    doomed = [(ctx.bucket, f"{base}{place}p{i % prefixes:02d}/obj-{i:06d}") for i in range(count)]
+
+                    def prepare(doomed=doomed) -> None:  # deleted by the step: seeded again for each run of it
+                        seed_places(ctx.settings, doomed, size, reseed=True, progress=ctx.seeding, room=room)
+
+                    steps.append(ctx.read_step(values, ctx.target(None, prefix=base + place), prepare=prepare,
+                                               measure=request_rate_step, op="delete", concurrency=c,
+                                               duration=None, requests=None))
+    return steps
+
+
 def replica_counts(cap: int) -> list[int]:
     """The replica counts a hot-object study sweeps: 2, 4, 8 … up to ``cap`` (``cap`` itself the last)."""
     counts, k = [], 2
@@ -476,4 +531,5 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "client-cpu": client_cpu,
     "wan": wan,
     "rate-sweep": rate_sweep,
+    "request-rate": request_rate,
 }

@@ -13,6 +13,7 @@ GRIDS: dict[str, frozenset[str]] = {
     "client-cpu": frozenset({"threads"}),
     "wan": frozenset({"delay_ms", "concurrency"}),
     "rate-sweep": frozenset({"rate"}),
+    "request-rate": frozenset({"concurrency", "prefixes"}),
 }
 FIXED: dict[str, frozenset[str]] = {
     **GRIDS,
@@ -20,6 +21,7 @@ FIXED: dict[str, frozenset[str]] = {
     "ip-family": frozenset({"ip", "connect_to"}),
     "ttfb-size": frozenset({"object_size", "range_size"}),
     "hot-object": frozenset({"concurrency", "range_size"}),
+    "request-rate": frozenset({"concurrency", "prefixes", "range_size", "op"}),
 }
 REFUSED = {name: keys - ({"concurrency"} if name == "bucket-fanout" else set()) for name, keys in FIXED.items()}
 
@@ -47,6 +49,7 @@ DEFAULTS: dict[str, dict[str, tuple[list, list]]] = {
     "client-cpu": {"threads": ([1, 2], client_threads())},
     "wan": {"delay_ms": ([0, 20], [0, 5, 10, 25, 50]), "concurrency": ([2, 8], [1, 2, 4, 8, 16, 32, 64, 128])},
     "rate-sweep": {"rate": ([50, 100, 200, 400, 800], [100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000])},
+    "request-rate": {"concurrency": ([4, 16], [1, 4, 16, 64, 256, 1024]), "prefixes": ([1, 2], [1, 4, 16])},
 }
 
 # Seconds each step lasts, --quick and full, where the study does not set its own.

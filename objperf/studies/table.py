@@ -13,7 +13,8 @@ SHOWN_RESULTS = {"requests": "requests", "error_rate": "failed %", "steady_gbps"
 # A study's own measures (its steps' ``measure``), shown before the common results: they are its point.
 SHOWN_MEASURES = {"drift_gbps_per_min": "drift Gbps/min", "spread_gbps": "spread Gbps",
                   "rate_achieved": "started /s", "due_ms_p99": "p99 from due ms", "service_ms_p99": "service p99 ms",
-                  "store_gbps": "store Gbps", "other_gbps": "other Gbps"}
+                  "store_gbps": "store Gbps", "other_gbps": "other Gbps", "ops_per_s": "requests/s",
+                  "latency_ms_p50": "latency p50 ms", "latency_ms_p99": "latency p99 ms", "throttled_pct": "503 %"}
 # Every measure a study may add, shown or not: never taken for a grid value.
 MEASURES = frozenset(SHOWN_MEASURES) | {
     "first_minute_gbps", "last_minute_gbps", "lost_gbps", "mean_gbps", "errors_per_min", "drift_bin_s",
