@@ -323,7 +323,8 @@ def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_s
           no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
           write_to: str | None = None, concurrency: int | None = None, read_concurrency: int | None = None,
           range_size: int | str = 8388608, sink: str = 'ram', write_concurrency: int | None = None,
-          duration: float | str = 30.0, background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+          duration: float | str = 30.0, mix: str | None = None, background: bool = False, progress: bool = True,
+          **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import mixed as workflow
 

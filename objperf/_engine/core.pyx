@@ -305,7 +305,8 @@ cdef class Engine:
         cdef bytes raw = url if isinstance(url, bytes) else url.encode()
         if not sh.queue_mode:
             raise RuntimeError("submit() needs an Engine made with queue_capacity > 0")
-        if op != OPC_GET and (length < 0 or (length > 0 and not 0 <= payload_offset < sh.payload_len)):
+        if (op == OPC_PUT or op == OPC_UPLOAD_PART) and (length < 0 or (length > 0 and not 0 <= payload_offset <
+                                                                        sh.payload_len)):
             raise ValueError("an upload starts inside the payload (it wraps round past its end)")
         j = self._free_entry()
         if j < 0:

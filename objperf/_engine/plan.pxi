@@ -48,8 +48,8 @@ cdef bint start_plan(Slot *s) noexcept nogil:
     s.length = size - s.offset
     if s.length > sh.range_size:
         s.length = sh.range_size
-    if sh.plan_op != OPC_GET:  # a key's headers, or the key deleted: no range, no body
-        s.offset = s.length = 0
+    if sh.plan_op != OPC_GET:  # a key's headers, or the key deleted: the whole object, no range, no body
+        s.offset, s.length = 0, size
     if sh.max_bytes >= 0:
         prev = op_atomic_add(&sh.claimed_bytes, s.length)
         if prev >= sh.max_bytes:

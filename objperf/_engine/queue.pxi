@@ -17,6 +17,7 @@ cdef bint start_job(Slot *s) noexcept nogil:
     cdef Shared *sh = s.ts.shared
     cdef int64_t position, j
     cdef CURLcode rc
+    cdef const char *method = NULL
     if op_atomic_load_int(&sh.stop) != STOP_NONE or past_deadline(sh) or not claim_job(sh, &position):
         return False
     j = sh.job_ring[position % sh.job_cap]
@@ -31,20 +32,22 @@ cdef bint start_job(Slot *s) noexcept nogil:
     s.url_key = -1
     if not set_url(s, sh.job_url[j]):
         return False
-    if s.op == OPC_GET:
-        rc = curl_easy_setopt(s.easy, CURLOPT_HTTPGET, <long>1)
-        if rc != CURLE_OK:
-            return fail_start(s, FAULT_SETOPT, rc, rc)
-        if not set_range(s, s.length <= 0):
-            return False
-    else:
-        if not set_range(s, True):
-            return False
+    # The handle's last request may have been any op: its method, body and Range are set anew each time.
+    rc = curl_easy_setopt(s.easy, CURLOPT_HTTPGET, <long>1)  # a GET, with a body, no upload
+    if s.op == OPC_DELETE:
+        method = "DELETE"
+    if rc == CURLE_OK:
+        rc = curl_easy_setopt(s.easy, CURLOPT_CUSTOMREQUEST, method)
+    if rc == CURLE_OK and (s.op == OPC_HEAD or s.op == OPC_DELETE):  # headers alone: a HEAD, or the DELETE's
+        rc = curl_easy_setopt(s.easy, CURLOPT_NOBODY, <long>1)
+    if rc == CURLE_OK and (s.op == OPC_PUT or s.op == OPC_UPLOAD_PART):
         rc = curl_easy_setopt(s.easy, CURLOPT_UPLOAD, <long>1)
         if rc == CURLE_OK:
             rc = curl_easy_setopt(s.easy, CURLOPT_INFILESIZE_LARGE, <curl_off_t>s.length)
-        if rc != CURLE_OK:
-            return fail_start(s, FAULT_SETOPT, rc, rc)
+    if rc != CURLE_OK:
+        return fail_start(s, FAULT_SETOPT, rc, rc)
+    if not set_range(s, s.op != OPC_GET or s.length <= 0):
+        return False
     return launch(s)
 
 

@@ -132,9 +132,9 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
         if s.got < s.length:
             return CURLE_PARTIAL_FILE
     elif s.op == OPC_HEAD:
-        # A stat that names another size than the object's, or no ETag, is not the object's.
+        # A stat that names another size than the object's (its row's length), or no ETag, is not the object's.
         curl_easy_getinfo(s.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &told)
-        if told != s.ts.shared.sizes[s.key_index] or s.etag[0] == 0:
+        if told != s.length or s.etag[0] == 0:
             return CURLE_WEIRD_SERVER_REPLY
     elif s.op == OPC_PUT or s.op == OPC_UPLOAD_PART:
         # Answered before its body was all sent (libcurl stops sending at a final answer): the store cannot

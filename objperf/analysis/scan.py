@@ -318,7 +318,7 @@ class _Group:
         self.ok, self.cut = self.ok + count * ok, self.cut + count * cut
         if ok:
             self.latency.add_key(key, count)
-        if op in METADATA_OPS:  # each op that moves no body apart, as a run's own summary counts them
+        if op is not None:  # each op apart, shown where one moves no body, as a run's own summary counts them
             mine = self.ops.setdefault(op, _Op())
             mine.requests, mine.ok, mine.cut = mine.requests + count, mine.ok + count * ok, mine.cut + count * cut
             if ok:
@@ -342,7 +342,12 @@ class _Group:
                 "latency_ms_p99": latency.quantile(0.99),
                 "sketches": {"ttfb_ms": ttfb.to_json(), "latency_ms": latency.to_json()},
                 "status_counts": dict(sorted(self.statuses.items())), "curl_codes": dict(sorted(self.codes.items())),
-                **({"ops": {name: op.figures(wall) for name, op in sorted(self.ops.items())}} if self.ops else {})}
+                **({"ops": {name: op.figures(wall) for name, op in sorted(self.ops.items(), key=_op_order)}}
+                   if set(self.ops) & set(METADATA_OPS) else {})}
+
+
+def _op_order(item) -> int:
+    return OPS.index(item[0]) if item[0] in OPS else len(OPS)
 
 
 class _Op:

@@ -13,7 +13,6 @@ from objperf.core.schema import (
     DIRECTIONS,
     HTTP_VERSIONS,
     METADATA_OPS,
-    OP,
     OP_GET,
     OPS,
     curl_error_text,
@@ -31,7 +30,6 @@ SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "to
 PER_GIB_FROM_BYTES = 1 << 20
 
 
-METADATA_CODES = tuple(OP[name] for name in METADATA_OPS)
 RTT_PERCENTILE = 10  # a connect can only be slowed (a busy box, a full accept queue), never sped up: a low one
 
 
@@ -190,10 +188,8 @@ class Tally:
                 self.opened.append({name: cols[name][opened] for name in self.connection_columns})
 
     def _add_ops(self, cols: dict[str, np.ndarray], ok: np.ndarray, failed: np.ndarray, cut: np.ndarray) -> None:
-        metadata = np.isin(cols["op"], METADATA_CODES)
-        if not metadata.any():
-            return
-        for code in np.unique(cols["op"][metadata]):
+        """Each op's requests apart (shown where the run had one that moves no body: a HEAD, a DELETE)."""
+        for code in np.unique(cols["op"]):
             mine = cols["op"] == code
             d = self.ops.setdefault(OPS[int(code)], {"requests": 0, "failed": 0, "cut": 0, "latency_ms": []})
             d["requests"] += int(mine.sum())
@@ -202,8 +198,10 @@ class Tally:
             d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
 
     def _ops(self, wall: float) -> dict:
+        if not set(self.ops) & set(METADATA_OPS):
+            return {}
         ops = {}
-        for name, d in sorted(self.ops.items()):
+        for name, d in sorted(self.ops.items(), key=lambda item: OPS.index(item[0])):
             p50, p90, p99 = percentiles(_joined(d["latency_ms"]), [50, 90, 99])
             ops[name] = {"requests": d["requests"], "failed": d["failed"], "cut": d["cut"],
                          "requests_per_s": (d["requests"] - d["cut"]) / wall, "latency_ms_p50": p50,
@@ -318,7 +316,7 @@ class Tally:
             "client_cpu_s_per_gib": cpu_s / (self.bytes / GIB) if self.bytes else float("nan"),
             "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
             "directions": directions,
-            **({"ops": self._ops(wall)} if self.ops else {}),
+            **({"ops": ops} if (ops := self._ops(wall)) else {}),
             **({"open_loop": open_loop} if (open_loop := self._open_loop()) else {}),
         }
 

@@ -100,6 +100,8 @@ def workload_words(workload: dict) -> str:
     def size(n) -> str:
         return format_size(n).replace(" ", "") if isinstance(n, (int, float)) else "?"
 
+    if isinstance(workload.get("mix"), dict):
+        return f"MIX c{workload.get('concurrency', '?')} {size(workload.get('object_size'))}"
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
     words = []
@@ -120,6 +122,10 @@ def _size(n: int) -> str:
 
 def workload_text(workload: dict) -> str:
     """What a run asked for, its sizes in bytes too: reads, writes, or both (a mixed run's manifest)."""
+    if isinstance(workload.get("mix"), dict):
+        shares = ", ".join(f"{op.upper()} {share:.0%}" for op, share in workload["mix"].items())
+        return (f"a mix of {shares}, {workload.get('concurrency')} in flight, whole objects of "
+                f"{_size(workload.get('object_size', 0))} ({workload.get('objects_seeded', '?')} seeded first)")
     parts = []
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
@@ -149,9 +155,11 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
                              f"in {s['wall_s']:.2f} s"),
                 ("throughput", f"{rate_text(s)} {counted_as(s)}, {s['requests_per_s']:.1f} requests/s"
                                + (f"; {s['sent_gbps']:.3f} Gbps sent" if "sent_gbps" in s else ""))]
-    for name, o in s.get("ops", {}).items():
+    ops = s.get("ops", {})
+    for name, o in ops.items():
         failed = f"{o['failed']:,} failed" + (f", {o['cut']:,} cut" if o.get("cut") else "")
-        rows.append((name, f"{o['requests']:,} requests ({failed}), {o['requests_per_s']:,.1f}/s; latency "
+        share = f" {o['requests'] / s['requests']:.1%} of all," if len(ops) > 1 and s.get("requests") else ""
+        rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s; latency "
                            f"p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 {milliseconds(o['latency_ms_p90'], 2)}, "
                            f"p99 {milliseconds(o['latency_ms_p99'], 2)}"))
     if set(s.get("directions", {})) != {"read"}:

@@ -133,6 +133,29 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
                                            group=WRITES)
     duration: float = option(30.0, "how long both run", DURATION, flags=("-d",), group=WORKLOAD)
     object_size: int = option(64 << 20, "object size", SIZE, group="output")
+    mix: str | None = option(None, "one engine drawing each request from a weighted mix on whole objects, instead "
+                             "of a reader and a writer: get=60,put=20,head=10,delete=10 (the objects seeded first "
+                             "under the URL's prefix, -c in flight, each op's rate and latency apart)",
+                             metavar="OP=WEIGHT,...", group=WORKLOAD)
+
+    def mix_workload(self, bucket: str, prefix: str):
+        """``--mix``'s workload, in ``bucket`` under ``prefix``; one line for an option that only a reader
+        and a writer take."""
+        from objperf.plan.mix import MixWorkload, parse_mix
+
+        apart = [f"--{name.replace('_', '-')}" for name in ("read_concurrency", "write_concurrency", "write_to",
+                                                            "verify", "reseed") if getattr(self, name)]
+        apart += [f"--{name.replace('_', '-')}" for name, default in (("range_size", READ.range_size),
+                                                                      ("sink", READ.sink), ("keys", 1))
+                  if getattr(self, name) != default]
+        if apart:
+            raise UsageError(f"{', '.join(apart)} go with a reader and a writer, not with --mix")
+        workload = MixWorkload(shares=parse_mix(self.mix), object_size=self.object_size,
+                               concurrency=self.concurrency or MIXED_CONCURRENCY, threads=self.threads,
+                               duration=self.duration, bucket=bucket, prefix=prefix, cleanup=self.cleanup,
+                               **self.connection_kwargs())
+        workload.validate()
+        return workload
 
     def directions(self) -> tuple[int, int]:
         """Reads and writes in flight: each its own option, else ``-c``, else 16."""

@@ -90,6 +90,8 @@ def mixed(options: MixedOptions, invocation: Invocation):
     from objperf.s3.target import split_s3_url
 
     out = _check(options, "mixed", invocation)
+    if options.mix:
+        return _mix(options, invocation, out)
     read_concurrency, write_concurrency = options.directions()
     reads = ReadWorkload(concurrency=read_concurrency, threads=options.threads, range_size=options.range_size,
                          sink=options.sink, duration=options.duration, **options.connection_kwargs())
@@ -154,6 +156,34 @@ def delete(options: DeleteOptions, invocation: Invocation):
                                                      options.url_lifetime), workload, keep_rows=options.rows_needed())
         with invocation.progress(workload.duration) as progress:
             result = job(out, on_progress=progress)
+    return with_figures(result, options, invocation)
+
+
+def _mix(options: MixedOptions, invocation: Invocation, out: Destination):
+    """``mixed --mix``: one engine drawing each request from the mix, in the URL's bucket under its prefix (the
+    embedded server's ``mix/`` when no URL is given)."""
+    from objperf.core.errors import UsageError
+    from objperf.run.mix import run_mix
+    from objperf.s3.target import split_s3_url
+
+    if options.cluster_asked():
+        raise UsageError("--mix runs on one host: drop --cluster and --local-cluster")
+    bucket, prefix = split_s3_url(options.url) if options.url else (EMBEDDED_BUCKET, "mix/")
+    if prefix and not prefix.endswith("/"):
+        raise UsageError(f"--mix works under a prefix: give s3://{bucket}/{prefix}/ (ending in /), not one key")
+    workload = options.mix_workload(bucket, prefix)
+    if out.store:
+        out.check_apart([bucket], [prefix])
+    with contextlib.ExitStack() as stack:
+        if options.url:
+            settings, create = options.s3_settings(), False
+        else:
+            fits_embedded(invocation, 2 * workload.objects_seeded * workload.object_size,
+                          f"seeding {workload.objects_seeded:,} objects for the mix")
+            settings, create = stack.enter_context(invocation.local_server()).settings(), True
+        with invocation.progress(workload.duration) as progress:
+            result = run_mix(settings, workload, out=out, on_progress=progress, create_bucket=create,
+                             keep_rows=options.rows_needed())
     return with_figures(result, options, invocation)
 
 

@@ -1,0 +1,82 @@
+"""A weighted mix of requests on whole objects (``objperf mixed --mix get=60,put=20,head=10,delete=10``): which
+ops, in which shares, on objects of which size, for how long; checked once."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from objperf.core.errors import UsageError
+from objperf.plan.bounds import check_run_numbers
+
+MIX_OPS = ("get", "head", "put", "delete")
+SINGLE_PUT_MAX = 5 << 30  # S3's largest single PUT: a mix's objects go up whole
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``get=60,put=20,head=10,delete=10`` as each op's share of the requests (the weights need not add to
+    100); one line for anything else."""
+    weights: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        op, _, weight = item.partition("=")
+        op = op.strip().lower()
+        if op not in MIX_OPS:
+            raise UsageError(f"bad --mix {text!r}: {op or item!r} is not one of {', '.join(MIX_OPS)} "
+                             "(give OP=WEIGHT,...)")
+        if op in weights:
+            raise UsageError(f"bad --mix {text!r}: {op} is given twice")
+        try:
+            value = float(weight)
+        except ValueError:
+            raise UsageError(f"bad --mix {text!r}: {op}'s weight {weight!r} is not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"bad --mix {text!r}: {op}'s weight must be a positive number")
+        weights[op] = value
+    total = sum(weights.values())
+    return {op: weights[op] / total for op in MIX_OPS if op in weights}
+
+
+@dataclass
+class MixWorkload:
+    shares: dict[str, float] = field(default_factory=lambda: {"get": 1.0})
+    object_size: int = 4 << 10
+    concurrency: int = 16
+    threads: int | None = None
+    duration: float | None = None
+    requests: int | None = None
+    bucket: str = ""
+    prefix: str = ""
+    seed: int = 0x9E3779B97F4A7C15
+    pool: int = 0  # objects seeded for the GETs, HEADs and DELETEs to start on; 0: four a slot, 32 at least
+    cleanup: bool = False
+    ip: str = "any"
+    connect_to: tuple[str, ...] = ()
+    spread_to: tuple[str, ...] = ()
+    interface: str | None = None
+    http_version: str = "1.1"
+    timeout: float = 300.0
+    connect_timeout: float = 10.0
+    buffer_size: int | None = None
+    keepalive: bool = True
+    max_rate: int | None = None
+
+    @property
+    def objects_seeded(self) -> int:
+        return self.pool or max(32, 4 * self.concurrency)
+
+    def validate(self) -> None:
+        if self.concurrency < 1:
+            raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
+        check_run_numbers(self)
+        if not self.shares or any(op not in MIX_OPS or not share > 0 for op, share in self.shares.items()):
+            raise UsageError(f"a mix's ops are {', '.join(MIX_OPS)}, each with a positive share")
+        if not 0 < self.object_size <= SINGLE_PUT_MAX:
+            raise UsageError("a mix's objects go up in one PUT: --object-size from 1 byte to 5GiB")
+        if not (self.duration or self.requests):
+            raise UsageError("a mix needs --duration or a request budget to end")
+        if self.pool < 0:
+            raise UsageError("a mix's pool of objects must not be negative")
+
+    def describe(self) -> dict:
+        return {**asdict(self), "mix": {op: round(share, 6) for op, share in self.shares.items()},
+                "objects_seeded": self.objects_seeded}

@@ -1,0 +1,228 @@
+"""A weighted mix of requests on whole objects (GET, HEAD, PUT, DELETE), drawn one by one from a seeded generator
+and kept in flight on one engine in queue mode: a part of the one drive loop (``objperf.run.drive.Part``), one
+row a request, each op's rate, latency and errors apart in the summary.
+
+The objects: a pool seeded before the run (``MixWorkload.objects_seeded``), which PUTs add to once the store
+acknowledges them and DELETEs take from as they are sent; a GET or a HEAD never goes to an object being
+deleted, nor a DELETE to one with a request in flight, so every answer is the store's to a request S3 would
+serve."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from objperf._engine.config import queue_engine
+from objperf._engine.payload import payload
+from objperf.core.progress import phase
+from objperf.core.schema import OP, OPS, ok_requests
+from objperf.dataset.destination import Destination
+from objperf.plan.limits import ensure_open_files
+from objperf.plan.mix import MixWorkload
+from objperf.plan.reads import RECEIVE_BUFFER, spread_entries
+from objperf.run.drive import ProgressFn, drain_until_done, drive
+from objperf.run.recorder import Recorder, RunResult
+from objperf.s3.client import S3Client, S3Settings
+
+PAYLOAD_PERIOD = 16 << 20  # a larger object repeats its payload (the engine wraps round it)
+RESIGN_EVERY_S = 300.0  # each (op, key)'s URL is kept this long, within any URL lifetime objperf signs for
+METHOD = {"get": "get_object", "head": "head_object", "put": "put_object", "delete": "delete_object"}
+
+
+class Mixer:
+    """Feeds an engine the mix's requests until its budget or a stop: a part of the drive loop."""
+
+    def __init__(self, client: S3Client, workload: MixWorkload, recorder: Recorder, seeded: list[str]):
+        self.client, self.workload, self.recorder = client, workload, recorder
+        self.rng = np.random.default_rng(workload.seed)
+        self.ops = list(workload.shares)
+        self.weights = np.array([workload.shares[op] for op in self.ops])
+        self.data = payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))
+        self.depth = 2 * workload.concurrency
+        self.engine = queue_engine(self.depth + 8, payload=self.data, concurrency=workload.concurrency,
+                                   threads=workload.threads or 1, sink="discard", ip=workload.ip,
+                                   connect_to=tuple(workload.connect_to),
+                                   spread_to=tuple(spread_entries(workload.spread_to)), interface=workload.interface,
+                                   http_version=workload.http_version, tls=client.endpoint.startswith("https://"),
+                                   buffer_size=workload.buffer_size or RECEIVE_BUFFER, keepalive=workload.keepalive,
+                                   max_rate=workload.max_rate or 0, timeout=workload.timeout,
+                                   connect_timeout=workload.connect_timeout, **client.settings.engine_tls())
+        self.pool = [self._label(key) for key in seeded]  # key indexes of objects there, none being deleted
+        self.in_flight: Counter[int] = Counter()
+        self.submitted = self.unfinished = 0
+        self.acknowledged_bytes = 0
+        self.stopping = False
+        self.deadline = 0.0
+        self._urls: dict[tuple[str, int], tuple[str, float]] = {}
+        self._puts = 0
+
+    def _label(self, key: str) -> int:
+        """The key's index in the rows' labels."""
+        self.recorder.labels["buckets"].append(self.workload.bucket)
+        self.recorder.labels["keys"].append(key)
+        return len(self.recorder.labels["keys"]) - 1
+
+    def _url(self, op: str, index: int) -> str:
+        now = time.monotonic()
+        kept = self._urls.get((op, index))
+        if kept is None or now - kept[1] > RESIGN_EVERY_S:
+            url = self.client.presign(self.workload.bucket, self.recorder.labels["keys"][index], method=METHOD[op],
+                                      expires=int(3 * RESIGN_EVERY_S))
+            kept = self._urls[(op, index)] = (url, now)
+        return kept[0]
+
+    # -- the loop ---------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.workload.duration:
+            self.deadline = time.monotonic() + self.workload.duration
+        self.engine.start(self.workload.duration or 0.0)
+
+    @property
+    def done(self) -> bool:
+        return self.stopping and self.unfinished == 0
+
+    def step(self) -> None:
+        self._take(self.engine.drain())
+        if not self.stopping and (self._budget_spent() or (self.deadline and time.monotonic() >= self.deadline)):
+            self.stopping = True
+            self.engine.close_queue()
+        if not self.stopping:
+            self._feed()
+        elif not self.engine.running:  # cut at the deadline: what was queued will never be answered
+            self.unfinished = 0
+
+    def wait(self, timeout: float) -> None:
+        self.engine.wait_finished(timeout)
+
+    def progress(self) -> tuple[int, int, int]:
+        _, requests, failed = self.engine.progress()
+        return self.acknowledged_bytes, requests, failed
+
+    def finish(self) -> None:
+        self.close()
+
+    def abort(self) -> None:
+        self.close(abort=True)
+
+    def close(self, *, abort: bool = False) -> None:
+        self.engine.stop(abort=abort)
+        self.engine.close_queue()
+        drain_until_done(self.engine, self._take)
+        self.unfinished = 0
+        self.stopping = True
+
+    def _budget_spent(self) -> bool:
+        return self.workload.requests is not None and self.submitted >= self.workload.requests
+
+    def _feed(self) -> None:
+        while self.unfinished < self.depth and not self._budget_spent():
+            op = self._draw()
+            if op is None:
+                return
+            self._submit(op)
+
+    def _draw(self) -> str | None:
+        """The next op, by its share; an op with no object to work on (every object deleted, or each busy)
+        gives way to the others for this draw, and none at all waits for answers."""
+        op = self.ops[int(self.rng.choice(len(self.ops), p=self.weights))]
+        if op == "put" or self._object_for(op, take=False) is not None:
+            return op
+        possible = [o for o in self.ops if o == "put" or self._object_for(o, take=False) is not None]
+        if not possible:
+            return None
+        weights = np.array([self.workload.shares[o] for o in possible])
+        return possible[int(self.rng.choice(len(possible), p=weights / weights.sum()))]
+
+    def _object_for(self, op: str, *, take: bool) -> int | None:
+        """An object of the pool for a GET or HEAD (any), or a DELETE (none in flight; taken from the pool)."""
+        if not self.pool:
+            return None
+        if op != "delete":
+            return self.pool[int(self.rng.integers(len(self.pool)))]
+        for _ in range(8):  # a few tries at random, then the first free one
+            at = int(self.rng.integers(len(self.pool)))
+            if not self.in_flight[self.pool[at]]:
+                break
+        else:
+            free = [i for i, index in enumerate(self.pool) if not self.in_flight[index]]
+            if not free:
+                return None
+            at = free[0]
+        index = self.pool[at]
+        if take:
+            self.pool[at] = self.pool[-1]
+            self.pool.pop()
+        return index
+
+    def _submit(self, op: str) -> None:
+        if op == "put":
+            self._puts += 1
+            index = self._label(f"{self.workload.prefix}{self.recorder.run_id}/put-{self._puts:08d}")
+        else:
+            index = self._object_for(op, take=True)
+        size = self.workload.object_size
+        self.engine.submit(self._url(op, index), OP[op.upper()], index, 0, size, 0)
+        self.in_flight[index] += 1
+        self.submitted += 1
+        self.unfinished += 1
+
+    def _take(self, cols: dict | None) -> None:
+        if cols is None:
+            return
+        self.recorder.add(cols)
+        ok = ok_requests(cols["curl_code"], cols["status"])
+        for index, code, good, nbytes in zip(cols["key_index"].tolist(), cols["op"].tolist(), ok.tolist(),
+                                             cols["bytes"].tolist()):
+            self.unfinished -= 1
+            self.in_flight[index] -= 1
+            op = OPS[code]
+            if good and op in ("GET", "PUT"):
+                self.acknowledged_bytes += nbytes
+            if (op == "PUT" and good) or (op == "DELETE" and not good):  # there (again) for the others
+                self.pool.append(index)
+        self.unfinished = max(self.unfinished, 0)
+
+    def cleanup(self) -> int:
+        """Delete the objects the mix left (seeded and written), not measured."""
+        keys = sorted({self.recorder.labels["keys"][index] for index in self.pool})
+        with phase(f"deleting the {len(keys):,} objects the mix left…"):
+            for key in keys:
+                self.client.delete_object(self.workload.bucket, key)
+        return len(keys)
+
+
+def run_mix(settings: S3Settings, workload: MixWorkload, *, out: Destination | str | Path | None = None,
+            on_progress: ProgressFn | None = None, create_bucket: bool = False,
+            keep_rows: bool = True) -> RunResult:
+    """A weighted mix of GETs, HEADs, PUTs and DELETEs of whole objects under ``workload.prefix``, its pool of
+    objects seeded first."""
+    from objperf.run.seed import seed_places
+
+    workload.validate()
+    out = Destination.of(out)
+    client = S3Client(settings)
+    client.check_region(workload.bucket)
+    if create_bucket:
+        client.create_bucket(workload.bucket)
+    ensure_open_files(workload.concurrency, extra=8)
+    seeded = [f"{workload.prefix}pool/object-{i:06d}" for i in range(workload.objects_seeded)]
+    seed_places(settings, [(workload.bucket, key) for key in seeded], workload.object_size)
+    recorder = Recorder("mix", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
+                                       "buckets": [workload.bucket]},
+                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=1,
+                        keep_rows=keep_rows)
+    try:
+        mixer = Mixer(client, workload, recorder, seeded)
+    except BaseException:
+        recorder.discard()
+        raise
+    status = drive(recorder, [mixer], on_progress=on_progress)
+    recorder.stop_clock()
+    extra: dict = {}
+    if workload.cleanup:
+        extra["cleaned_up"] = mixer.cleanup()
+    return recorder.finish(status, extra=extra)
