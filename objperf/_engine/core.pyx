@@ -9,8 +9,10 @@ rings while the run goes, so no Python object is made per request.
 
 The parts, one job each: ``state.pxi`` (the C state), ``callbacks.pxi`` (what libcurl calls), ``rows.pxi``
 (a finished request's row), ``start.pxi`` (starting one), ``adapt.pxi`` (each slot's receive buffer sized to
-its reads), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from), ``loop.pxi`` (each thread's gate and loop), ``options.pxi`` (each slot's options),
-``memory.pxi`` (the RAM sink's pages), ``payload.pxi`` (the upload payload), ``ring.pxi`` (the row ring, generated from objperf/core/schema.py).  This file holds ``Engine``.
+its reads), ``plan.pxi`` and ``queue.pxi`` (where the next request comes from), ``loop.pxi`` (each thread's
+gate and loop), ``options.pxi`` (each slot's options), ``memory.pxi`` (the RAM sink's pages), ``payload.pxi``
+(the upload payload), ``ring.pxi`` (the row ring, generated from objperf/core/schema.py).  This file holds
+``Engine``.
 
 Teardown follows libcurl's order: remove each easy handle from its multi handle,
 clean up the easy handles, then the multi handles (``Engine.close``).
@@ -236,7 +238,8 @@ cdef class Engine:
             if config.op != "get":  # every request of the plan: headers alone (HEAD), or a DELETE
                 check_easy(curl_easy_setopt(s.easy, CURLOPT_NOBODY, <long>1), "CURLOPT_NOBODY")
             if config.op == "delete":
-                check_easy(curl_easy_setopt(s.easy, CURLOPT_CUSTOMREQUEST, <char *>b"DELETE"), "CURLOPT_CUSTOMREQUEST")
+                check_easy(curl_easy_setopt(s.easy, CURLOPT_CUSTOMREQUEST, <char *>b"DELETE"),
+                           "CURLOPT_CUSTOMREQUEST")
 
     cdef _setup_sequential_plan(self, int nkeys):
         cdef Shared *sh = &self.shared
