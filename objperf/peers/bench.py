@@ -35,6 +35,7 @@ from objperf.servers.seaweed import LocalSeaweed, free_port
 BUCKET = "objperf-bench"
 BIG_KEY, SMALL_KEY, TINY_KEY = "bench/big.bin", "bench/small.bin", "bench/tiny.bin"
 TINY_SIZE = 1 << 10
+FIXED_BUFFER = ("--buffer-size", "128KiB")  # the receive buffer a slot kept before it followed its reads
 
 NGINX_CONF = """
 daemon off; worker_processes 1; error_log {dir}/error.log; pid {dir}/nginx.pid; worker_rlimit_nofile 20000;
@@ -203,6 +204,9 @@ class Bench:
             "objperf discard": lambda key, size: self.objperf_get(route, f"s3://{BUCKET}/{key}", size, "discard"),
         }
         if route is self.plain:
+            # The receive buffer each slot had before it followed its reads: what the adaptive one is held to.
+            found["objperf ram 128KiB"] = lambda key, size: self.objperf_get(
+                route, f"s3://{BUCKET}/{key}", size, "ram", extra=FIXED_BUFFER)
             # curl's own workload, one GET of the whole object on one connection: the engine's cost
             # per byte against curl's, without the concurrency that curl does not have.
             found["objperf discard 1x"] = lambda key, size: self.objperf_get(
@@ -227,6 +231,8 @@ class Bench:
             found["objperf ram (nginx)"] = lambda key, size: self.objperf_get(route, self.nginx_url + key, size, "ram")
             found["objperf discard (nginx)"] = lambda key, size: self.objperf_get(route, self.nginx_url + key, size,
                                                                                   "discard")
+            found["objperf ram 128KiB (nginx)"] = lambda key, size: self.objperf_get(
+                route, self.nginx_url + key, size, "ram", extra=FIXED_BUFFER)
             found["curl (nginx)"] = lambda key, size: self.curl(self.nginx_url + key, size)
             found[f"{self.curl_ranged_name} (nginx)"] = lambda key, size: self.curl_ranged(self.nginx_url + key, size)
             if has_module("obstore"):
