@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from objperf.analysis.cluster_summary import cluster_summary
-from objperf.analysis.record import DIRECTION_KEYS, HOST_KEYS, SUMMARY_KEYS
+from objperf.analysis.record import DIRECTION_KEYS, HOST_KEYS, STEADY_KEYS, SUMMARY_KEYS
 from objperf.analysis.saved import summary_of
 from objperf.dataset.directory import load
 
@@ -25,6 +25,7 @@ def undeclared(summary: dict) -> set[str]:
         wrong |= {f"directions.{name}.{k}" for k in set(direction) - DIRECTION_KEYS}
     for label, host in summary.get("hosts", {}).items():
         wrong |= {f"hosts.{label}.{k}" for k in set(host) - HOST_KEYS}
+    wrong |= {f"steady.{k}" for k in set(summary.get("steady", {})) - STEADY_KEYS}
     return wrong
 
 

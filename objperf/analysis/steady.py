@@ -19,16 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from objperf.core.schema import DIRECTIONS, cut_requests, ok_requests
+from objperf.core.steady import SAMPLES, TOLERANCE_PCT, WINDOW_S
 
-WINDOW_S = 10.0
-SAMPLES = 7
-TOLERANCE_PCT = 7.5
 # A live run judges a sample once it ended this long ago: the rows of the requests that ended in it have been
 # handed over by then (the drive loop drains every 0.1 s).
 LAG_S = 0.3
-# Without --duration or --requests, a run --until-steady ends after this long if it never settles (warp's own
-# default duration).
-CAP_S = 300.0
 
 
 @dataclass(frozen=True)
