@@ -172,3 +172,35 @@ def test_the_rule_comes_from_the_manifest_and_a_bad_one_is_not_taken():
                 {"steady_window": float("nan"), "steady_tolerance": 5}, {"steady_window": 5, "steady_tolerance": 100},
                 {"steady_window": "10s", "steady_tolerance": 5}):
         assert rule_of(bad) == SteadyRule()
+
+
+def test_until_steady_without_a_bound_is_capped_and_a_bound_is_kept():
+    from objperf.core.steady import CAP_S
+    from objperf.options.runs import FetchOptions, PutOptions
+    from objperf.options.spec import build
+
+    assert build(FetchOptions, {"until_steady": True}).workload().duration == CAP_S
+    assert build(FetchOptions, {"until_steady": True, "duration": "20s"}).workload().duration == 20
+    bounded = build(FetchOptions, {"until_steady": True, "requests": 100}).workload()
+    assert (bounded.duration, bounded.requests) == (None, 100)
+    assert build(FetchOptions, {}).workload().duration is None  # without --until-steady nothing changes
+    put = build(PutOptions, {"until_steady": True, "steady_window": "4s", "steady_tolerance": "5%"})
+    workload = put.write_workload(put.concurrency, ["b"], "p/")
+    assert (workload.duration, workload.steady_window, workload.steady_tolerance) == (CAP_S, 4.0, 5.0)
+    assert put.write_workload(put.concurrency, ["b"], "p/", requests=10).duration is None
+
+
+@pytest.mark.parametrize("given, says", [
+    ({"until_steady": True, "steady_window": "0.5s"}, "steady window must be 1 s or more"),
+    ({"until_steady": True, "local_cluster": 2}, "--until-steady judges one host's throughput"),
+])
+def test_a_rule_that_cannot_be_judged_is_refused_in_one_line(given, says):
+    from objperf.core.errors import UsageError
+    from objperf.options.runs import FetchOptions
+    from objperf.options.spec import build
+
+    with pytest.raises(UsageError) as refused:
+        options = build(FetchOptions, given)
+        options.check_cluster()
+        options.workload()
+    assert says in str(refused.value) and "\n" not in str(refused.value)

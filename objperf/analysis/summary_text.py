@@ -236,7 +236,7 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
 
 
 UNTIL_STEADY = {"steady": "the run ended as soon as its throughput held steady (--until-steady)",
-                "bound": "its throughput never held steady while it ran: its --duration or --requests (or "
+                "bound": "its throughput had not held steady when its bound (--duration, --requests, --bytes, or "
                          "--until-steady's own cap) ended it"}
 
 
@@ -249,7 +249,7 @@ def steady_text(t: dict) -> str:
     rate = rate_text(t) if t.get("by") == "bytes" else f"{t['requests_per_s']:,.1f} requests/s"
     warmup = f"the first {t['warmup_s']:.2f} s were warm-up, left out of it" if t["warmup_s"] > 0 else \
         "held from the first sample: no warm-up left out"
-    return (f"{rate} from {t['start_s']:.2f} s to {t['end_s']:.2f} s, its {rule} (the farthest "
+    return (f"{rate} from {t['start_s']:.2f} s to {t['end_s']:.2f} s into the run, its {rule} (the farthest "
             f"{t['spread_pct']:.1f} % off); {warmup}")
 
 

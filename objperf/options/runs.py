@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.core.errors import UsageError
-from objperf.options.groups import ClusterOptions, ConnectionOptions, OutputOptions, SeedOptions, TargetOptions
+from objperf.options.groups import (
+    ClusterOptions,
+    ConnectionOptions,
+    OutputOptions,
+    SeedOptions,
+    SteadyOptions,
+    TargetOptions,
+)
 from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
 from objperf.options.spec import flag, option
 from objperf.plan.reads import ReadWorkload
@@ -18,7 +25,7 @@ WRITES = "writes"
 
 
 @dataclass(kw_only=True)
-class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, SteadyOptions, ClusterOptions, OutputOptions):
     """Concurrent ranged GETs against any S3-compatible endpoint or plain HTTP URL."""
 
     url: str | None = option(None, "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, or http(s)://HOST/PATH; omit to use the "
@@ -28,7 +35,8 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     concurrency: int = option(READ.concurrency, "requests in flight", COUNT, flags=("-c",), group=WORKLOAD)
     range_size: int = option(READ.range_size, "bytes per ranged GET", SIZE, group=WORKLOAD)
     random: bool = flag("random ranges instead of sequential", group=WORKLOAD)
-    duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then", DURATION,
+    duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then (with "
+                                    "--until-steady: at most this long)", DURATION,
                                     flags=("-d",), group=WORKLOAD)
     requests: int | None = option(None, "stop after this many requests", COUNT, flags=("-n",), group=WORKLOAD)
     bytes: int | None = option(None, "stop after this many bytes (10GiB)", SIZE, group=WORKLOAD)
@@ -57,7 +65,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
             concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
             random_ranges=self.random, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
             requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine, rate=self.rate,
-            **self.connection_kwargs())
+            **self.connection_kwargs(), **self.steady_kwargs()).capped()
         workload.validate()
         return workload
 
@@ -78,13 +86,14 @@ class WriteOptions:
         workload = WriteWorkload(
             object_size=self.object_size, part_size=self.part_size, concurrency=concurrency, threads=self.threads,
             keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
-            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs())
+            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs(),
+            **self.steady_kwargs()).capped()
         workload.validate()
         return workload
 
 
 @dataclass(kw_only=True)
-class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, SteadyOptions, ClusterOptions, OutputOptions):
     """PUTs and multipart uploads, sent from one preallocated payload, across keys and buckets."""
 
     url: str | None = option(None, "s3://BUCKET/PREFIX (keys are PREFIX + objperf-RUN-NNNNN); omit to use the "
@@ -102,7 +111,8 @@ MIXED_CONCURRENCY = 16
 
 
 @dataclass(kw_only=True)
-class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, SteadyOptions, ClusterOptions,
+                   OutputOptions):
     """Reads and writes at the same time, each with its own engine and concurrency."""
 
     url: str | None = option(None, "what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; omit to use the "
