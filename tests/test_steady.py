@@ -204,3 +204,21 @@ def test_a_rule_that_cannot_be_judged_is_refused_in_one_line(given, says):
         options.check_cluster()
         options.workload()
     assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_cluster_is_judged_as_one_over_every_hosts_rows():
+    from pathlib import Path
+
+    from objperf.analysis.cluster_summary import cluster_summary
+    from objperf.analysis.saved import summary_of
+    from objperf.dataset.directory import load
+
+    rows = load(Path(__file__).resolve().parents[1] / "data" / "sample" / "sustained")
+    rows = rows.assign(host=["h0" if i % 2 else "h1" for i in range(len(rows))])
+    rows.attrs["manifest"] = {"workload": {"steady_window": 2.1, "steady_tolerance": 30}}  # a 4 s run: 0.3 s samples
+    results = {label: {"status": "complete", "summary": summary_of(part)} for label, part in rows.groupby("host")}
+    whole = summary_of(rows)["steady"]
+    assert whole["reached"] and whole["window_s"] == 2.1
+    from objperf.cluster.merge import SUMMARY_COLUMNS  # what a live cluster run reads back of its hosts' rows
+
+    assert cluster_summary(rows[SUMMARY_COLUMNS], results, {})["steady"] == whole
