@@ -222,3 +222,19 @@ def test_a_cluster_is_judged_as_one_over_every_hosts_rows():
     from objperf.cluster.merge import SUMMARY_COLUMNS  # what a live cluster run reads back of its hosts' rows
 
     assert cluster_summary(rows[SUMMARY_COLUMNS], results, {})["steady"] == whole
+
+
+@pytest.mark.parametrize("name", ["sustained", "mixed"])
+@pytest.mark.parametrize("rule", [SteadyRule(), SteadyRule(window_s=2.1, tolerance_pct=30)])
+def test_a_scan_of_the_files_judges_as_the_loaded_rows(name, rule):
+    pytest.importorskip("duckdb")
+    from pathlib import Path
+
+    from objperf.analysis.saved import summary_of
+    from objperf.analysis.scan import steady_scanned
+    from objperf.dataset.directory import load
+
+    path = Path(__file__).resolve().parents[1] / "data" / "sample" / name
+    rows = load(path)
+    rows.attrs["manifest"] = {"workload": {"steady_window": rule.window_s, "steady_tolerance": rule.tolerance_pct}}
+    assert steady_scanned([str(path)], rule) == summary_of(rows)["steady"]

@@ -159,6 +159,9 @@ def test_a_read_through_a_known_ramp_ends_within_one_window_of_the_ramps_end(sto
     assert again.returncode == 0, again.stderr
     assert line(again.stdout, "steady") == said  # the rows, judged again, say the same
     assert line(again.stdout, "until steady") == line(done.stdout, "until steady")
+    scanned = run_cli("objperf", "analyze", "--scan", str(out), timeout=120)  # rows left where they lie
+    assert scanned.returncode == 0, scanned.stderr
+    assert line(scanned.stdout, "steady") == said
 
 
 def test_a_write_ends_once_steady_with_its_uploads_closed(store, tmp_path):

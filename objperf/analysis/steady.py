@@ -100,13 +100,22 @@ class Samples:
         writes = np.isin(cols["op"], DIRECTIONS["write"])
         done = np.where(ok | (cut & ~writes), cols["bytes"], 0)[known].astype(float)  # as the summary counts
         start, end, ok = start[known], end[known], ok[known]
-        self.first_start = min(self.first_start, float(start.min()))
-        self.last_end = max(self.last_end, float(end.max()))
-        index = np.floor(end / self.sample_s).astype(np.int64)
+        self.add_binned(np.floor(end / self.sample_s), done, ok.astype(float), first_start=float(start.min()),
+                        last_end=float(end.max()))
+
+    def add_binned(self, index: np.ndarray, nbytes: np.ndarray, requests: np.ndarray, *, first_start: float,
+                   last_end: float) -> None:
+        """Rows already counted by sample (a scan's groups): each sample's grid index (``floor(end / sample_s)``),
+        bytes done and requests that succeeded, and the rows' first start and last end."""
+        if not len(index):
+            return
+        index = np.asarray(index).astype(np.int64)
+        self.first_start = min(self.first_start, first_start)
+        self.last_end = max(self.last_end, last_end)
         low = min(int(index.min()), int(math.floor(self.first_start / self.sample_s)))
         self._cover(low, int(index.max()))
-        self.bytes += np.bincount(index - self.base, weights=done, minlength=len(self.bytes))
-        self.requests += np.bincount(index - self.base, weights=ok.astype(float), minlength=len(self.requests))
+        self.bytes += np.bincount(index - self.base, weights=nbytes, minlength=len(self.bytes))
+        self.requests += np.bincount(index - self.base, weights=requests, minlength=len(self.requests))
 
     def _cover(self, low: int, high: int) -> None:
         """Grow the samples to hold grid indexes ``low`` to ``high``."""
