@@ -193,7 +193,7 @@ class Run:
 
 COMMAND_LINE_ONLY = {"json": "run.summary is the summary as a dict"}
 # Keywords a kind's Python value is also given as: a size as "8MiB", a duration as "30s".
-ALSO_TEXT = {"size", "duration", "list"}
+ALSO_TEXT = {"size", "duration", "list", "percentage"}
 
 
 def _run(command: str, workflow: Callable, options, background: bool, progress: bool) -> Run:
@@ -275,6 +275,7 @@ def fetch(url: str | None | FetchOptions = None, *, out: str | None = None, no_s
           figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
           object_size: int | str = 1073741824, cluster: str | None = None, local_cluster: int | None = None,
           workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
+          until_steady: bool = False, steady_window: float | str = 10.0, steady_tolerance: float | str = 7.5,
           threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
           spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
           timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
@@ -295,15 +296,17 @@ def fetch(url: str | None | FetchOptions = None, *, out: str | None = None, no_s
 def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save: bool = False, figures: bool = False,
         json_sketches: bool = False, price: tuple[str, ...] | str = (), object_size: int | str = 67108864,
         cluster: str | None = None, local_cluster: int | None = None, workers: int | None = None,
-        wait_for: int | None = None, wait_timeout: float | str = 60.0, threads: int | None = None, ip: str = 'any',
-        connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (), interface: str | None = None,
-        http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
-        buffer_size: int | None | str = None, part_size: int | str = 33554432, keys: int = 1, verify: bool = False,
-        cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
-        anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
-        buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, concurrency: int = 16,
-        duration: float | None | str = None, requests: int | None = None, create_bucket: bool = False,
-        background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+        wait_for: int | None = None, wait_timeout: float | str = 60.0, until_steady: bool = False,
+        steady_window: float | str = 10.0, steady_tolerance: float | str = 7.5, threads: int | None = None,
+        ip: str = 'any', connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (),
+        interface: str | None = None, http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False,
+        max_rate: int | None = None, buffer_size: int | None | str = None, part_size: int | str = 33554432,
+        keys: int = 1, verify: bool = False, cleanup: bool = False, endpoint: str | None = None,
+        region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
+        ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
+        url_lifetime: int | str = 900, concurrency: int = 16, duration: float | None | str = None,
+        requests: int | None = None, create_bucket: bool = False, background: bool = False, progress: bool = True,
+        **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import put as workflow
 
@@ -314,6 +317,7 @@ def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_s
           figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
           object_size: int | str = 67108864, cluster: str | None = None, local_cluster: int | None = None,
           workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
+          until_steady: bool = False, steady_window: float | str = 10.0, steady_tolerance: float | str = 7.5,
           threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
           spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
           timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,

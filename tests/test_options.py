@@ -50,6 +50,9 @@ CASES = [
                     "--connect-to", "h:1:a:2", "--connect-to", "h:3:a:4", "--no-keepalive", "--price", "r2"],
      dict(url="s3://b/k", concurrency=64, range_size="4MiB", duration="1m30s", buckets=["a", "b"],
           connect_to=["h:1:a:2", "h:3:a:4"], no_keepalive=True, price="r2")),
+    (FetchOptions, ["--until-steady", "--steady-window", "4s", "--steady-tolerance", "5%"],
+     dict(until_steady=True, steady_window="4s", steady_tolerance="5%")),
+    (PutOptions, ["--until-steady", "--steady-tolerance", "2.5"], dict(until_steady=True, steady_tolerance=2.5)),
     (PutOptions, ["--object-size", "6MB", "--part-size", "5mib", "-c", "3", "--keys", "2", "--cleanup"],
      dict(object_size=6 << 20, part_size="5mib", concurrency=3, keys=2, cleanup=True)),
     (StudyOptions, ["read-concurrency", "--quick", "--grid", "concurrency=1,2", "--url-lifetime", "20m"],
@@ -72,6 +75,9 @@ def test_the_command_line_and_the_keywords_make_the_same_options(cls, argv, keyw
     ("--url-lifetime", "30d", "url_lifetime", 30 * 86400),
     ("--sink", "tape", "sink", "tape"),
     ("--price", "moonbase", "price", "moonbase"),
+    ("--steady-tolerance", "150%", "steady_tolerance", 150),
+    ("--steady-tolerance", "lots", "steady_tolerance", "lots"),
+    ("--steady-window", "soon", "steady_window", "soon"),
 ])
 @pytest.mark.integration
 def test_a_bad_value_is_refused_alike_by_the_command_line_and_the_api(flag, word, keyword, value):

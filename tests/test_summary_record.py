@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from objperf.analysis.cluster_summary import cluster_summary
-from objperf.analysis.record import DIRECTION_KEYS, HOST_KEYS, OP_KEYS, SUMMARY_KEYS
+from objperf.analysis.record import DIRECTION_KEYS, HOST_KEYS, OP_KEYS, STEADY_KEYS, SUMMARY_KEYS
 from objperf.analysis.saved import summary_of
 from objperf.dataset.directory import load
 
@@ -27,6 +27,7 @@ def undeclared(summary: dict) -> set[str]:
         wrong |= {f"ops.{name}.{k}" for k in set(op) - OP_KEYS}
     for label, host in summary.get("hosts", {}).items():
         wrong |= {f"hosts.{label}.{k}" for k in set(host) - HOST_KEYS}
+    wrong |= {f"steady.{k}" for k in set(summary.get("steady", {})) - STEADY_KEYS}
     return wrong
 
 

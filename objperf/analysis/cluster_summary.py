@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from objperf.analysis.record import Summary
 from objperf.analysis.sketch import merged as merged_sketch
 from objperf.analysis.summary import GIB, percentiles
@@ -70,7 +72,8 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
     if checks:
         writes["verified"] = checks[0] if len(set(checks)) == 1 else "; ".join(
             f"{label}: {(s or {}).get('verified')}" for label, s in hosts.items())
-    return {**writes, "evidence": merged_evidence(hosts),
+    steady = _steady(df, summaries)
+    return {**writes, "evidence": merged_evidence(hosts), **({"steady": steady} if steady else {}),
         "requests": add("requests"), "ok_requests": add("ok_requests"), "error_requests": add("error_requests"),
         "cut_requests": add("cut_requests"), "wall_s": window if ran else 0.0,
         "bytes": nbytes, "gbps": total * 8 / window / 1e9 if ran else 0.0,
@@ -102,6 +105,23 @@ def cluster_summary(df, results: dict[str, dict | None], lost: dict[str, str]) -
                   for label in hosts},
     }
 
+
+
+def _steady(df, summaries: list[dict]) -> dict | None:
+    """The cluster's throughput judged as one: every host's rows on one grid of samples, by the rule its hosts
+    judged theirs by (``objperf.analysis.steady``)."""
+    from objperf.analysis.steady import Samples, rule_of, steady_state
+    from objperf.core.schema import OP
+
+    judged = next((s["steady"] for s in summaries if isinstance(s.get("steady"), dict)), None)
+    if judged is None or not len(df):
+        return None
+    rule = rule_of({"steady_window": judged.get("window_s"), "steady_tolerance": judged.get("tolerance_pct")})
+    samples = Samples(rule.sample_s)
+    # the columns a cluster's rows have (objperf.cluster.merge.SUMMARY_COLUMNS), ops as the engine's codes
+    samples.add({**{name: df[name].to_numpy() for name in ("t_start", "total_s", "bytes", "status", "curl_code")},
+                 "op": df["op"].astype(str).map(OP).fillna(-1).to_numpy(np.int16)})
+    return steady_state(samples, rule)
 
 
 def _last_end(rows) -> float:

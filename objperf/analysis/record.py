@@ -43,6 +43,26 @@ class Op(TypedDict, total=False):
     latency_ms_p99: float
 
 
+class Steady(TypedDict, total=False):
+    """Where a run's throughput held (``objperf.analysis.steady``): the rule it was judged by, and either the
+    steady window with the warm-up before it, or how long the run was watched without one."""
+
+    reached: bool
+    window_s: float  # the rule: ``samples`` samples of ``sample_s`` in a row, each within ``tolerance_pct`` %
+    samples: int
+    sample_s: float
+    tolerance_pct: float
+    by: str  # "bytes" done per sample, or "requests" (a run that moved no bytes)
+    warmup_s: float  # left out before the steady window: from the first request's start to the window's
+    start_s: float  # the steady window, from the first request's start
+    end_s: float
+    gbps: float  # within the steady window
+    mib_per_s: float
+    requests_per_s: float
+    spread_pct: float  # the farthest sample from the window's mean
+    measured_s: float  # not reached: how long the rows were watched
+
+
 class Host(TypedDict, total=False):
     """One host of a cluster run, beside the cluster's totals."""
 
@@ -90,6 +110,8 @@ class Summary(TypedDict, total=False):
     rtt_loopback: bool
     ttfb_over_rtt: float
     open_loop: dict  # a run at a fixed rate: latency from when each request was due
+    steady: Steady  # where the throughput held, and the warm-up before it
+    until_steady: str  # --until-steady: "steady" (the run ended once it held) or "bound" (its bound came first)
     # how the store answered
     status_counts: dict[str, int]
     s3_error_counts: dict[str, int]
@@ -134,3 +156,4 @@ SUMMARY_KEYS = frozenset(Summary.__annotations__)
 DIRECTION_KEYS = frozenset(Direction.__annotations__)
 OP_KEYS = frozenset(Op.__annotations__)
 HOST_KEYS = frozenset(Host.__annotations__)
+STEADY_KEYS = frozenset(Steady.__annotations__)

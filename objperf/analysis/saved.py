@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from objperf.analysis.record import Summary
+from objperf.analysis.steady import rule_of
 from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
 from objperf.core.errors import UsageError
 from objperf.core.schema import HTTP_VERSIONS, OP
@@ -70,10 +71,14 @@ def select(df: pd.DataFrame, *, op: str | None = None, host: str | None = None,
 
 
 def summary_of(df: pd.DataFrame, *, wall_s: float | None = None, cpu_s: float = float("nan")) -> Summary:
-    """``summarize`` over saved rows; ``wall_s`` defaults to the rows' own span (first start to last end)."""
+    """``summarize`` over saved rows; ``wall_s`` defaults to the rows' own span (first start to last end).  Steady
+    state is judged by the rule the run's manifest names (its --steady-window and --steady-tolerance), as the run
+    judged it."""
     if wall_s is None:
         wall_s = float((df["t_start"] + df["total_s"]).max() - df["t_start"].min()) if len(df) else 0.0
-    return summarize(rows_to_columns(df), wall_s=wall_s, cpu_s=cpu_s)
+    manifest = df.attrs.get("manifest")
+    rule = rule_of(manifest.get("workload") if isinstance(manifest, dict) else None)
+    return summarize(rows_to_columns(df), wall_s=wall_s, cpu_s=cpu_s, steady=rule)
 
 
 def whole_run(df: pd.DataFrame) -> dict:
@@ -134,6 +139,7 @@ RECORDED_FACTS = {
     "kernel_tls": lambda v: isinstance(v, str) and len(v) < 200,
     "receive_buffers": lambda v: isinstance(v, dict) and set(v) == {"least", "median", "most"} and all(
         isinstance(n, int) and 0 < n <= 10 << 20 for n in v.values()),
+    "until_steady": lambda v: v in ("steady", "bound"),
     **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
                                                         "objects_unstarted")},
 }

@@ -448,6 +448,32 @@ def _binned(groups: list[tuple], bin_s: float) -> list[tuple[float, float, int]]
     return [(float(edges[i]), float(delivered[i] * 8 / bin_s / 1e9), int(failed[i])) for i in range(count)]
 
 
+def steady_scanned(paths: Sequence[str | Path], rule=None, *, memory_limit: str = "1GB",
+                   threads: int | None = None) -> dict:
+    """Where the rows' throughput held (``objperf.analysis.steady.steady_state``), from one scan: the rows
+    counted by the sample they ended in, as a loaded summary counts them (the same grid, the same bytes)."""
+    import numpy as np
+
+    from objperf.analysis.steady import Samples, SteadyRule, steady_state
+
+    rule = rule or SteadyRule()
+    s = repr(float(rule.sample_s))
+    with scanning(paths, memory_limit, threads) as (con, source, _, _):
+        groups = con.execute(f"""
+            WITH r AS (SELECT t_start, t_start + total_s AS e,
+                              CASE WHEN coalesce({OK} OR ({CUT} AND NOT coalesce(op IN ({WRITE_OPS}), false)),
+                                                 false) THEN bytes ELSE 0 END AS done,
+                              coalesce({OK}, false) AS ok
+                       FROM {source} WHERE isfinite(t_start) AND isfinite(t_start + total_s))
+            SELECT floor(e / {s}), sum(done), count(*) FILTER (WHERE ok), min(t_start), max(e)
+            FROM r GROUP BY 1""").fetchall()
+    samples = Samples(rule.sample_s)
+    if groups:
+        index, nbytes, ok, first, last = (np.array(column, dtype=float) for column in zip(*groups))
+        samples.add_binned(index, nbytes, ok, first_start=float(first.min()), last_end=float(last.max()))
+    return steady_state(samples, rule)
+
+
 def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", threads: int | None = None) -> Summary:
     """A summary ``format_summary`` prints, from a scan: the totals, TTFB from the sketches (within 0.5 %), and
     the counts by status, S3 error and libcurl error.  What a scan cannot know is NaN (the client's CPU, the
@@ -456,9 +482,10 @@ def scan_summary(paths: Sequence[str | Path], *, memory_limit: str = "1GB", thre
 
 
 def scan_summary_by(paths: Sequence[str | Path], by: str | None, *, memory_limit: str = "1GB",
-                    threads: int | None = None) -> tuple[dict, list[dict]]:
+                    threads: int | None = None, steady=None) -> tuple[dict, list[dict]]:
     """``scan_summary`` and ``scan``'s groups of ``by`` (None: no group) from one scan of the rows: the summary
-    is its groups merged, as sketches, counts and spans merge exactly."""
+    is its groups merged, as sketches, counts and spans merge exactly.  Its steady state is judged by ``steady``
+    (a ``SteadyRule``; None: the default), as a loaded summary's."""
     found = _scanned(paths, by, memory_limit, threads)
     whole = _Group()
     for group in found.values():
@@ -474,5 +501,7 @@ def scan_summary_by(paths: Sequence[str | Path], by: str | None, *, memory_limit
             "status_counts": {str(k): v for k, v in statuses.items()},
             "curl_error_counts": {f"{k} {curl_error_text(k)}": v for k, v in curl.items()},
             "s3_error_counts": s3, "rtt_ms": nan, "ttfb_over_rtt": nan, "client_cpu_s": nan,
-            "client_cpu_s_per_gib": nan, "scanned": True}, (_in_order(found, by) if by else [])
+            "client_cpu_s_per_gib": nan, "scanned": True,
+            "steady": steady_scanned(paths, steady, memory_limit=memory_limit, threads=threads)}, \
+        (_in_order(found, by) if by else [])
 

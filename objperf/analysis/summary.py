@@ -8,6 +8,7 @@ import numpy as np
 
 from objperf.analysis.record import Summary
 from objperf.analysis.sketch import Sketch
+from objperf.analysis.steady import Samples, SteadyRule, steady_state
 from objperf.core.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
@@ -111,9 +112,12 @@ class Tally:
     """A run's summary, built a group of rows at a time: counts and sums as the groups come, and only the
     values its percentiles need (the GETs' TTFB, each direction's latencies, each server's TTFB, the new
     connections' timings).  A run read back from its dataset then holds about 24 bytes a row at its end,
-    not its 15 columns."""
+    not its 15 columns.  Its steady state is judged by ``steady`` (``objperf.analysis.steady``; the default
+    rule when none is given)."""
 
-    def __init__(self) -> None:
+    def __init__(self, steady: SteadyRule | None = None) -> None:
+        self.steady_rule = steady or SteadyRule()
+        self.steady_samples = Samples(self.steady_rule.sample_s)  # throughput by when each request ended
         # TTFB of the GETs that had a first byte, and every successful request's total time: mergeable across
         # steps and hosts (``objperf.analysis.sketch``), kept in the summary.
         self.sketches = {"ttfb_ms": Sketch(), "latency_ms": Sketch()}
@@ -181,6 +185,7 @@ class Tally:
         if "t_intended" in cols:
             self._add_scheduled(cols, ok)
         self.busy_s += float(np.nansum(cols["total_s"]))
+        self.steady_samples.add(cols)
         if "new_conn" in cols:
             self.connection_columns = [name for name in CONNECTION_COLUMNS if name in cols]
             opened = cols["new_conn"].astype(bool)
@@ -317,6 +322,7 @@ class Tally:
             "peak_rss_mib": peak_rss_bytes / (1 << 20) if peak_rss_bytes else None,
             "directions": directions,
             **({"ops": ops} if (ops := self._ops(wall)) else {}),
+            "steady": steady_state(self.steady_samples, self.steady_rule),
             **({"open_loop": open_loop} if (open_loop := self._open_loop()) else {}),
         }
 
@@ -346,8 +352,8 @@ def direction_figures(name: str, *, counted: int, moved: int, wall_s: float) -> 
 
 
 def summarize(cols: dict[str, np.ndarray], *, wall_s: float, cpu_s: float,
-              peak_rss_bytes: int | None = None) -> Summary:
+              peak_rss_bytes: int | None = None, steady: SteadyRule | None = None) -> Summary:
     """The summary of the rows in ``cols`` (see ``Tally`` for rows that come a group at a time)."""
-    tally = Tally()
+    tally = Tally(steady)
     tally.add(cols)
     return tally.result(wall_s=wall_s, cpu_s=cpu_s, peak_rss_bytes=peak_rss_bytes)

@@ -162,6 +162,10 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s; latency "
                            f"p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 {milliseconds(o['latency_ms_p90'], 2)}, "
                            f"p99 {milliseconds(o['latency_ms_p99'], 2)}"))
+    if isinstance(s.get("steady"), dict):
+        rows.append(("steady", steady_text(s["steady"])))
+    if s.get("until_steady") in UNTIL_STEADY:
+        rows.append(("until steady", UNTIL_STEADY[s["until_steady"]]))
     if set(s.get("directions", {})) != {"read"}:
         for name, d in s.get("directions", {}).items():
             cut = f", {d['cut']:,} cut" if d.get("cut") else ""
@@ -275,6 +279,24 @@ def receive_buffers_text(b: dict) -> str:
         return f"libcurl's receive buffer was {format_size(b['most'])} in every slot as the run ended"
     return (f"libcurl's receive buffers were {format_size(b['least'])} to {format_size(b['most'])} a slot as the "
             f"run ended (median {format_size(b['median'])}), each sized to what its reads delivered")
+
+
+UNTIL_STEADY = {"steady": "the run ended as soon as its throughput held steady (--until-steady)",
+                "bound": "its throughput had not held steady when its bound (--duration, --requests, --bytes, or "
+                         "--until-steady's own cap) ended it"}
+
+
+def steady_text(t: dict) -> str:
+    """Where the throughput held, and the warm-up before it; or that it never did (``objperf.analysis.steady``)."""
+    rule = (f"{t['samples']} samples of {t['sample_s']:.2f} s in a row ({t['window_s']:g} s) each within "
+            f"±{t['tolerance_pct']:g} % of their mean")
+    if not t.get("reached"):
+        return f"no steady state reached in {t.get('measured_s', 0.0):.2f} s: no {rule}"
+    rate = rate_text(t) if t.get("by") == "bytes" else f"{t['requests_per_s']:,.1f} requests/s"
+    warmup = f"the first {t['warmup_s']:.2f} s were warm-up, left out of it" if t["warmup_s"] > 0 else \
+        "held from the first sample: no warm-up left out"
+    return (f"{rate} from {t['start_s']:.2f} s to {t['end_s']:.2f} s into the run, its {rule} (the farthest "
+            f"{t['spread_pct']:.1f} % off); {warmup}")
 
 
 def rtt_source(s: dict) -> str:

@@ -143,6 +143,21 @@ def _rows_said(paths: list[str]) -> int:
     return total
 
 
+def _steady_rule(paths: list[str]):
+    """The steady-state rule one dataset's manifest names, as a loaded analysis judges by; the default for
+    several datasets pooled, or a manifest that cannot be read (loading says what is wrong with it)."""
+    from objperf.analysis.steady import SteadyRule, rule_of
+    from objperf.core.errors import ObjperfError
+    from objperf.dataset.directory import read_manifest
+
+    if len(paths) != 1:
+        return SteadyRule()
+    try:
+        return rule_of(read_manifest(paths[0]).get("workload"))
+    except ObjperfError:
+        return SteadyRule()
+
+
 def scanned(args, invocation: Invocation) -> dict:
     """The analysis of rows left where they lie: a summary, and groups by a row column."""
     import pandas as pd
@@ -158,7 +173,8 @@ def scanned(args, invocation: Invocation) -> dict:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:
         invocation.say(f"more than {SCAN_ABOVE:,} rows: analysed where they lie (--scan)")
-    summary, groups = scan_summary_by(args.paths, args.by)  # a --by that cannot be is said before any row is read
+    summary, groups = scan_summary_by(args.paths, args.by,  # a --by that cannot be is said before any row is read
+                                      steady=_steady_rule(args.paths))
     outcome = {"summary": summary, "rows": summary["requests"]}
     if args.by:
         outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])

@@ -67,7 +67,7 @@ def add_option(parser: argparse.ArgumentParser, cls: type, name: str) -> None:
 
 
 def _add(container, field, spec) -> None:
-    kwargs = {"help": help_text(field, spec)}
+    kwargs = {"help": help_text(field, spec).replace("%", "%%")}  # argparse formats help with %
     if spec.kind.name == "flag":
         kwargs["action"] = "store_true"
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from objperf.core.errors import UsageError
+from objperf.core.steady import CAP_S, SAMPLES, TOLERANCE_PCT, WINDOW_S
 from objperf.options.kinds import (
     BANDWIDTH,
     BUFFER_SIZE,
@@ -13,6 +14,7 @@ from objperf.options.kinds import (
     DURATION,
     ITEMS,
     PATH,
+    PERCENT,
     PROVIDERS,
     SIZE,
     URL_LIFETIME,
@@ -25,6 +27,7 @@ TARGET = "target"
 CONNECTION = "connection"
 CLUSTER = "many hosts (dask.distributed)"
 OUTPUT = "output"
+STEADY = "steady state"
 
 
 @dataclass(kw_only=True)
@@ -131,6 +134,27 @@ class ConnectionOptions:
 
 
 @dataclass(kw_only=True)
+class SteadyOptions:
+    """When a run's throughput has held: every summary says where (and the warm-up before it); a run may end
+    there."""
+
+    until_steady: bool = flag("end the run once its throughput has held steady: --steady-window in a row, each of "
+                              f"its {SAMPLES} samples within --steady-tolerance of their mean (warp's --autoterm); "
+                              "--duration or --requests still bound it, and without either it ends after "
+                              f"{DURATION.shown(CAP_S)} at most", group=STEADY)
+    steady_window: float = option(WINDOW_S, f"how long the throughput must hold, in {SAMPLES} samples (the bytes of "
+                                  "the requests that ended in each): give one of many requests; every summary's "
+                                  "steady line is judged by it", DURATION, group=STEADY)
+    steady_tolerance: float = option(TOLERANCE_PCT, "how far each sample of a steady window may lie from their mean",
+                                     PERCENT, group=STEADY)
+
+    def steady_kwargs(self) -> dict:
+        """The steady-state options as workload keywords."""
+        return {"until_steady": self.until_steady, "steady_window": self.steady_window,
+                "steady_tolerance": self.steady_tolerance}
+
+
+@dataclass(kw_only=True)
 class ClusterOptions:
     cluster: str | None = option(None, "run the workload on every worker of this dask scheduler at once "
                                  "(tcp://HOST:8786); one dataset with every host's rows", metavar="ADDR", group=CLUSTER)
@@ -156,6 +180,9 @@ class ClusterOptions:
         require("dask", "a run on many hosts (--cluster, --local-cluster)")
         if self.cluster and self.local_cluster:
             raise UsageError("--cluster and --local-cluster contradict each other: give one")
+        if getattr(self, "until_steady", False):
+            raise UsageError("--until-steady judges one host's throughput, and each host would end on its own: "
+                             "not with --cluster or --local-cluster (give --duration)")
         if getattr(self, "no_save", False):
             raise UsageError("a cluster run brings every host's rows into its dataset: drop --no-save")
         if self.cluster and not getattr(self, "url", None):

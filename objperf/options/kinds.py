@@ -124,6 +124,18 @@ def _bandwidth(value: Any) -> int:
     return rate
 
 
+def _percent(value: Any) -> float:
+    """A percentage: ``7.5%`` or ``7.5`` (from Python, a number of percent)."""
+    text = value.strip().removesuffix("%") if isinstance(value, str) else value
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"bad percentage {value!r}: give one such as 7.5%") from None
+    if isinstance(value, bool) or not 0 < number < 100:
+        raise UsageError(f"bad percentage {value!r}: give one above 0 and below 100, such as 7.5%")
+    return number
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"a flag takes True or False, not {value!r}")
@@ -149,6 +161,7 @@ PROVIDERS = Kind("list", _providers, metavar="PROVIDER[,...]", shown=",".join)
 FLAG = Kind("flag", _flag)
 RATE = Kind("rate", _rate, metavar="N/s", shown=lambda r: f"{r:g}/s")
 BANDWIDTH = Kind("bandwidth", _bandwidth, metavar="SIZE/s", shown=lambda n: SIZE.shown(n) + "/s")
+PERCENT = Kind("percentage", _percent, metavar="PCT", shown=lambda p: f"{p:g}%")
 
 
 def choice(*values: str) -> Kind:

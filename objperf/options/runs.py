@@ -13,6 +13,7 @@ from objperf.options.groups import (
     ConnectionOptions,
     OutputOptions,
     SeedOptions,
+    SteadyOptions,
     TargetOptions,
 )
 from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
@@ -36,7 +37,7 @@ WRITES = "writes"
 
 
 @dataclass(kw_only=True)
-class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, SteadyOptions, ClusterOptions, OutputOptions):
     """Concurrent ranged GETs against any S3-compatible endpoint or plain HTTP URL."""
 
     url: str | None = option(None, "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, or http(s)://HOST/PATH; omit to use the "
@@ -48,7 +49,8 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
     random: bool = flag("random ranges instead of sequential", group=WORKLOAD)
     op: str = option(READ.op, "what each request does: get (ranged GETs) or head (each key's headers, as a stat: "
                      "requests/s and latency, its size and ETag checked)", choice("get", "head"), group=WORKLOAD)
-    duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then", DURATION,
+    duration: float | None = option(None, "run this long (30s, 2m); GETs still in flight are cut then (with "
+                                    "--until-steady: at most this long)", DURATION,
                                     flags=("-d",), group=WORKLOAD)
     requests: int | None = option(None, "stop after this many requests", COUNT, flags=("-n",), group=WORKLOAD)
     bytes: int | None = option(None, "stop after this many bytes (10GiB)", SIZE, group=WORKLOAD)
@@ -71,7 +73,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, ClusterOptions
             concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
             random_ranges=self.random, op=self.op, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
             requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine, rate=self.rate,
-            **self.connection_kwargs())
+            **self.connection_kwargs(), **self.steady_kwargs()).capped()
         workload.validate()
         return workload
 
@@ -92,13 +94,14 @@ class WriteOptions:
         workload = WriteWorkload(
             object_size=self.object_size, part_size=self.part_size, concurrency=concurrency, threads=self.threads,
             keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
-            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs())
+            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs(),
+            **self.steady_kwargs()).capped()
         workload.validate()
         return workload
 
 
 @dataclass(kw_only=True)
-class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, SteadyOptions, ClusterOptions, OutputOptions):
     """PUTs and multipart uploads, sent from one preallocated payload, across keys and buckets."""
 
     url: str | None = option(None, "s3://BUCKET/PREFIX (keys are PREFIX + objperf-RUN-NNNNN); omit to use the "
@@ -116,7 +119,8 @@ MIXED_CONCURRENCY = 16
 
 
 @dataclass(kw_only=True)
-class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, ClusterOptions, OutputOptions):
+class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, SteadyOptions, ClusterOptions,
+                   OutputOptions):
     """Reads and writes at the same time, each with its own engine and concurrency."""
 
     url: str | None = option(None, "what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; omit to use the "
@@ -153,7 +157,7 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
         workload = MixWorkload(shares=parse_mix(self.mix), object_size=self.object_size,
                                concurrency=self.concurrency or MIXED_CONCURRENCY, threads=self.threads,
                                duration=self.duration, bucket=bucket, prefix=prefix, cleanup=self.cleanup,
-                               **self.connection_kwargs())
+                               **self.connection_kwargs(), **self.steady_kwargs())
         workload.validate()
         return workload
 

@@ -5,6 +5,7 @@ allocated before the first request."""
 from __future__ import annotations
 
 from objperf.core.errors import UsageError
+from objperf.core.steady import MIN_WINDOW_S
 
 MAX_CONCURRENCY = 1 << 24  # requests in flight: each a socket; the kernel's open-file limit is checked later
 MAX_THREADS = 1024
@@ -26,3 +27,14 @@ def check_run_numbers(workload) -> None:
         check_at_most(name, getattr(workload, name, None), MAX_COUNT)
     for name in ("duration", "timeout", "connect_timeout"):
         check_at_most(f"{name} (seconds)", getattr(workload, name, None), MAX_SECONDS)
+    check_steady(workload)
+
+
+def check_steady(workload) -> None:
+    """The steady-state rule a workload carries (``--steady-window``, ``--steady-tolerance``)."""
+    window, tolerance = getattr(workload, "steady_window", None), getattr(workload, "steady_tolerance", None)
+    if window is not None and not MIN_WINDOW_S <= window <= MAX_SECONDS:
+        raise UsageError(f"steady window must be {MIN_WINDOW_S:g} s or more (its samples are judged as rows "
+                         f"come in, every 0.1 s), not {window:g} s")
+    if tolerance is not None and not 0 < tolerance < 100:
+        raise UsageError(f"steady tolerance must be a percentage above 0 and below 100, not {tolerance:g}")

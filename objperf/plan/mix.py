@@ -7,6 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from objperf.core.errors import UsageError
+from objperf.core.steady import TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import check_run_numbers
 
 MIX_OPS = ("get", "head", "put", "delete")
@@ -59,6 +60,9 @@ class MixWorkload:
     buffer_size: int | None = None
     keepalive: bool = True
     max_rate: int | None = None
+    until_steady: bool = False  # end once the throughput has held (objperf.analysis.steady); the budget still bounds
+    steady_window: float = WINDOW_S
+    steady_tolerance: float = TOLERANCE_PCT
 
     @property
     def objects_seeded(self) -> int:

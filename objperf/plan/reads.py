@@ -7,6 +7,7 @@ import socket
 from dataclasses import asdict, dataclass, replace
 
 from objperf.core.errors import UsageError
+from objperf.core.steady import CAP_S, TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import check_run_numbers
 from objperf.plan.threads import engine_threads, server_is_local
 
@@ -158,6 +159,16 @@ class ReadWorkload:
     seed: int = 0x9E3779B97F4A7C15
     rate: float | None = None  # open loop: requests started a second on a schedule (wrk2's -R); None: closed loop
     max_rate: int | None = None  # bytes a second in all, shared by the slots
+    until_steady: bool = False  # end once the throughput has held (objperf.analysis.steady); the budget still bounds
+    steady_window: float = WINDOW_S  # steady: this long in a row, each sample within steady_tolerance % of the mean
+    steady_tolerance: float = TOLERANCE_PCT
+
+    def capped(self) -> ReadWorkload:
+        """This workload, bounded: a run --until-steady with no duration, request or byte budget ends after
+        ``core.steady.CAP_S`` at most, if its throughput never holds."""
+        if self.until_steady and not (self.duration or self.requests or self.bytes):
+            return replace(self, duration=CAP_S)
+        return self
 
     def validate(self) -> None:
         if self.concurrency < 1:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from objperf.core.errors import UsageError
+from objperf.core.steady import CAP_S, TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
 from objperf.plan.threads import engine_threads, server_is_local
@@ -50,6 +51,16 @@ class WriteWorkload:
     keepalive: bool = True  # False: a new connection (and TLS handshake) for every request
     url_lifetime: int = URL_LIFETIME_S  # presigned URLs are signed afresh before a third of it has passed
     max_rate: int | None = None  # bytes a second in all, shared by the slots
+    until_steady: bool = False  # end once the throughput has held (objperf.analysis.steady); the budget still bounds
+    steady_window: float = WINDOW_S  # steady: this long in a row, each sample within steady_tolerance % of the mean
+    steady_tolerance: float = TOLERANCE_PCT
+
+    def capped(self) -> WriteWorkload:
+        """This workload, bounded: a run --until-steady with no duration or object budget (each key once would
+        rarely settle) writes for ``core.steady.CAP_S`` at most, if its throughput never holds."""
+        if self.until_steady and not (self.duration or self.requests):
+            return replace(self, duration=CAP_S)
+        return self
 
     @property
     def multipart(self) -> bool:

@@ -13,6 +13,7 @@ manifest with the status the run really ended with."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
@@ -39,6 +40,8 @@ class Part(Protocol):
     @property
     def done(self) -> bool: ...
     def finish(self) -> None: ...  # the run ended as planned: take the last rows
+    def end_now(self) -> None: ...  # the run's end came early (its throughput held): cut what is in flight, as its
+    # deadline would, and go on stepping until done
     def abort(self) -> None: ...  # Ctrl-C or a failure: cut what is in flight, keep its rows
     def progress(self) -> tuple[int, int, int]: ...  # bytes done (received, or acknowledged), requests, failed
 
@@ -76,6 +79,9 @@ class ReadPart:
 
     def finish(self) -> None:
         self._take(self.engine.drain())
+
+    def end_now(self) -> None:
+        self.engine.stop(abort=True)  # the GETs in flight are cut, as at the deadline; their rows come in the steps
 
     def abort(self) -> None:
         self.engine.stop(abort=True)
@@ -156,6 +162,11 @@ def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None)
             raise RunFailed(lost)
         if stop_requested():
             raise KeyboardInterrupt  # the same clean stop as Ctrl-C
+        watch = recorder.steady_watch
+        if watch is not None and not recorder.ended_steady and watch.steady(time.time()):  # rows' clock: the wall
+            recorder.ended_steady = True  # --until-steady: the throughput has held; the run ends as on time
+            for part in parts:
+                part.end_now()
         waiting = [part for part in parts if not part.done]
         if not waiting:
             return

@@ -108,6 +108,12 @@ class Mixer:
     def abort(self) -> None:
         self.close(abort=True)
 
+    def end_now(self) -> None:
+        """The run's end came early (its throughput held): its time is up now, the requests in flight cut as at
+        its deadline."""
+        self.deadline = time.monotonic()
+        self.engine.stop(abort=True)
+
     def close(self, *, abort: bool = False) -> None:
         self.engine.stop(abort=abort)
         self.engine.close_queue()

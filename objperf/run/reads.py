@@ -99,6 +99,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: Destination
              keep_rows: bool = True) -> RunResult:
     """One read run; ``keep_rows`` False: without ``out``, the result holds no rows (see ``Recorder``)."""
     workload.validate()
+    workload = workload.capped()
     if not (workload.duration or workload.requests or workload.bytes):
         workload.requests = default_requests(target, workload)
     workload = settled(target, workload)

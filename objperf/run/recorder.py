@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from objperf.analysis.steady import SteadyRule, SteadyWatch, rule_of
 from objperf.analysis.summary import SUMMARY_COLUMNS, Tally, receive_buffer_figures
 from objperf.core.curl_codes import NEVER_SENT
 from objperf.core.errors import RunFailed, describe_os_error
@@ -105,7 +106,13 @@ class Recorder:
         self.writer: RowSink | None = out.open(self.manifest)
         self._chunks: list[dict[str, np.ndarray]] = []
         self.keep_rows = keep_rows
-        self._counted = Tally()  # rows let go as they came (keep_rows False, no dataset)
+        self.steady_rule = rule_of(workload)  # judged by the rule the manifest names, as a re-analysis will
+        # --until-steady: the rows go to a live judge too, and the drive loop ends the run once it says steady
+        self.until_steady: SteadyRule | None = self.steady_rule if any(
+            w.get("until_steady") for w in self._workloads()) else None
+        self.steady_watch = SteadyWatch(self.until_steady) if self.until_steady else None
+        self.ended_steady = False
+        self._counted = Tally(self.steady_rule)  # rows let go as they came (keep_rows False, no dataset)
         self._unflushed: list[dict[str, np.ndarray]] = []
         self._last_flush = time.monotonic()
         self._usage0 = self._t0 = None
@@ -165,6 +172,8 @@ class Recorder:
             elif self.writer is None:
                 self._counted.add(cols)
             self._watch_connections(cols)
+            if self.steady_watch is not None:
+                self.steady_watch.add(cols)
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
 
@@ -230,7 +239,7 @@ class Recorder:
             except OSError as exc:
                 self.error = (f"{describe_os_error(exc)} reading the dataset back in {self.out}: the summary "
                               "counts none of its rows")
-                tally = Tally()
+                tally = Tally(self.steady_rule)
         tally.add(held)
         return tally.result(wall_s=wall_s, cpu_s=cpu_s, peak_rss_bytes=peak_rss)
 
@@ -266,6 +275,8 @@ class Recorder:
             summary["receive_buffers"] = receive_buffer_figures(self.receive_buffers)
         if summary.get("tls"):
             summary["kernel_tls"] = kernel_tls()
+        if self.until_steady:
+            summary["until_steady"] = "steady" if self.ended_steady else "bound"
         summary.update(extra or {})
         reason = failure(summary) if status != "interrupted" else None
         if reason:

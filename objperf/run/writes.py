@@ -27,7 +27,7 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: Destination
     workload.validate()
     out = Destination.of(out)
     client = S3Client(settings)
-    workload = workload.with_threads(client.endpoint)
+    workload = workload.capped().with_threads(client.endpoint)
     check_write_resources(workload)
     for bucket in workload.buckets:
         client.check_region(bucket)

@@ -94,7 +94,8 @@ def mixed(options: MixedOptions, invocation: Invocation):
         return _mix(options, invocation, out)
     read_concurrency, write_concurrency = options.directions()
     reads = ReadWorkload(concurrency=read_concurrency, threads=options.threads, range_size=options.range_size,
-                         sink=options.sink, duration=options.duration, **options.connection_kwargs())
+                         sink=options.sink, duration=options.duration, **options.connection_kwargs(),
+                         **options.steady_kwargs())
     reads.validate()
     destination = options.write_to or (f"s3://{split_s3_url(options.url)[0]}/objperf-mixed/" if options.url else None)
     buckets, prefix = write_destination(destination, options.buckets)
