@@ -15,9 +15,10 @@ from objperf.options.groups import (
     SeedOptions,
     TargetOptions,
 )
-from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
+from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SEED, SIZE, SIZES, choice
 from objperf.options.spec import flag, option
 from objperf.plan.reads import ReadWorkload
+from objperf.plan.sizes import DEFAULT_SEED, SizeDistribution
 
 READ = ReadWorkload()  # the library's defaults, which the options keep
 
@@ -82,6 +83,12 @@ class WriteOptions:
 
     part_size: int = option(32 << 20, "objects larger than this go up as multipart uploads in parts of this size",
                             SIZE, group=WRITES)
+    sizes: SizeDistribution | None = option(
+        None, "draw each object's size, instead of --object-size: a size (64MiB), log-uniform between two "
+        "(4KiB..64MiB: as many objects in each doubling), or weighted buckets (4KiB:50,1MiB:40,64MiB:10, each a "
+        "size or a LO..HI range)", SIZES, group=WRITES)
+    seed: int = option(DEFAULT_SEED, "seed of the sizes --sizes draws: the same seed draws the same sizes, in "
+                       "the same order", SEED, group=WRITES)
     keys: int = option(1, "spread writes over N keys", COUNT, group=WRITES)
     verify: bool = flag("read every written object back and compare", group=WRITES)
     cleanup: bool = flag("delete what the run wrote when it ends", group=WRITES)
@@ -90,7 +97,8 @@ class WriteOptions:
         from objperf.plan.writes import WriteWorkload
 
         workload = WriteWorkload(
-            object_size=self.object_size, part_size=self.part_size, concurrency=concurrency, threads=self.threads,
+            object_size=self.sizes.largest if self.sizes else self.object_size, sizes=self.sizes, seed=self.seed,
+            part_size=self.part_size, concurrency=concurrency, threads=self.threads,
             keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
             verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs())
         workload.validate()

@@ -119,6 +119,7 @@ class Uploader:
         self.recorder = recorder
         self.data = make_payload(workload)
         self.targets = write_targets(workload, recorder.run_id)
+        self.sizes = workload.size_stream()  # each object's size, drawn in turn
         self.depth = 2 * workload.concurrency
         self.engine = queue_engine(self.depth + workload.concurrency + 8, payload=self.data,
                                    concurrency=workload.concurrency, threads=workload.threads,
@@ -333,18 +334,20 @@ class Uploader:
     def _parts_wanted(self) -> int:
         """Parts the queue could take now beyond those of uploads open or being opened."""
         ready = sum(u.nparts - u.submitted for u in self.open.values() if not u.failed)
-        return self.depth - self.unfinished_jobs - ready - len(self._opening) * self.workload.parts_per_object
+        return self.depth - self.unfinished_jobs - ready - sum(u.nparts for u in self._opening.values())
 
     def _begin(self) -> Upload | None:
-        """The next object: a single PUT's upload at once; for multipart, CreateMultipartUpload calls sent
-        ahead (up to OPEN_AHEAD at a time, as many as the queue wants parts), and None (not open yet)."""
+        """The next object, its size the next one drawn: a single PUT's upload at once; for a multipart one,
+        CreateMultipartUpload calls sent ahead (up to OPEN_AHEAD at a time, as many as the queue wants parts,
+        while the objects drawn are multipart), and None (not open yet)."""
         w = self.workload
-        if not w.multipart:
-            upload = self._reserve()
-            self.open[upload.index] = upload
-            return upload
-        while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
-               and self.state is State.RUNNING and not self._budget_spent()):
+        while self.state is State.RUNNING and not self._budget_spent():
+            if self.sizes.peek() <= w.part_size:  # a single PUT
+                upload = self._reserve()
+                self.open[upload.index] = upload
+                return upload
+            if len(self._opening) >= OPEN_AHEAD or self._parts_wanted() <= 0:
+                return None
             upload = self._reserve()
             # Bounded by the run's --duration as well as --timeout: an upload opened after the run is of no use
             future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
@@ -358,7 +361,8 @@ class Uploader:
         self.recorder.labels["buckets"].append(bucket)
         self.recorder.labels["keys"].append(key)
         self.objects_started += 1
-        return Upload(index, bucket, key, self.workload.object_size, self.workload.parts_per_object)
+        size = self.sizes.take()
+        return Upload(index, bucket, key, size, self.workload.parts_of(size))
 
     def _collect_opened(self, *, wait_s: float = 0.0, wait_all: bool = False) -> int:
         """Take in the answers of CreateMultipartUpload calls (waiting up to ``wait_s`` for one, or for all);
