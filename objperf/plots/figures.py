@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -70,10 +71,19 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
 
 def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[str, object]]:
     """(file name, Axes) of each figure of one run that has something to draw: throughput.png (a line per
-    direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked)
-    and, where a GET had a first byte, ttfb.png; titled in words with the run's context when its manifest is
-    given (or in ``df.attrs``).  Rows of no request draw nothing."""
-    from objperf.plots.runs import first_byte_gets, throughput_over_time, timeline_title, ttfb_distribution
+    direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked),
+    where a GET had a first byte, ttfb.png, and where objects were of several sizes, sizes.png; titled in
+    words with the run's context when its manifest is given (or in ``df.attrs``).  Rows of no request draw
+    nothing."""
+    from objperf.plots.runs import (
+        first_byte_gets,
+        latency_by_size,
+        sized_requests,
+        throughput_over_time,
+        timeline_title,
+        ttfb_distribution,
+    )
+    from objperf.plots.style import NothingToDraw
 
     if not len(df):
         return []
@@ -89,6 +99,10 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     drawn = [("throughput.png", throughput_over_time(df, title=titled(timeline_title(df))))]
     if len(first_byte_gets(df)):
         drawn.append(("ttfb.png", ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
+    sized = sized_requests(df)
+    if sized["size"].nunique() > 1 and (sized["size"] != "unknown").any():
+        with contextlib.suppress(NothingToDraw):
+            drawn.append(("sizes.png", latency_by_size(df, title=titled("Request time by object size"))))
     return drawn
 
 

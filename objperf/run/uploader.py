@@ -360,8 +360,9 @@ class Uploader:
         index = len(self.recorder.labels["keys"])  # rows name objects by their place in the labels
         self.recorder.labels["buckets"].append(bucket)
         self.recorder.labels["keys"].append(key)
-        self.objects_started += 1
         size = self.sizes.take()
+        self.recorder.labels["sizes"].append(size)
+        self.objects_started += 1
         return Upload(index, bucket, key, size, self.workload.parts_of(size))
 
     def _collect_opened(self, *, wait_s: float = 0.0, wait_all: bool = False) -> int:
