@@ -139,8 +139,11 @@ def workload_text(workload: dict) -> str:
     if write:
         split = f" in parts of {_size(write['part_size'])}" if write["object_size"] > write["part_size"] else ""
         drawn = write.get("sizes")
-        objects = f"objects of sizes {drawn} (seed {write.get('seed')})" if isinstance(drawn, str) \
-            else f"objects of {_size(write['object_size'])}"
+        if isinstance(drawn, str):
+            split = f", those over {format_size(write['part_size']).replace(' ', '')}{split}" if split else ""
+            objects = f"objects of sizes {drawn} (seed {write.get('seed')})"
+        else:
+            objects = f"objects of {_size(write['object_size'])}"
         parts.append(f"writes {write['concurrency']} in flight, {objects}{split}")
     return "; ".join(parts)
 

@@ -45,7 +45,9 @@ def _how(side: str, workload: dict, hosts: int) -> str:
         what = f"GETs of {format_size(size)} ranges" if _count(size) else "GETs"
     else:
         size, part = workload.get("object_size"), workload.get("part_size")
-        if _count(size) and _count(part) and size > part:
+        if isinstance(workload.get("sizes"), str):  # --sizes: each object's size drawn
+            what = f"uploads of objects of sizes {printable(workload['sizes'])[:80]}"
+        elif _count(size) and _count(part) and size > part:
             what = f"uploads of {format_size(size)} objects in {format_size(part)} parts"
         elif _count(size):
             what = f"PUTs of {format_size(size)} objects"
