@@ -135,6 +135,7 @@ def test_workload_checks_what_s3_takes():
     (["--sizes", "foo"], "argument --sizes: bad sizes 'foo'"),
     (["--sizes", "1KiB..6TiB"], "more than S3's largest object (5 TiB)"),
     (["--seed", "-3"], "argument --seed: bad seed '-3'"),
+    (["--sizes", "4KiB:1,1MiB:1", "--object-size", "1GiB"], "--object-size and --sizes both size the objects"),
 ])
 def test_the_command_refuses_bad_sizes_before_anything_starts(args, said):
     done = subprocess.run([sys.executable, "-m", "objperf", "put", "s3://nowhere/p/", *args], capture_output=True,

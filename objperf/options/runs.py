@@ -34,6 +34,7 @@ def keys_asked(text: str | None) -> list[str] | int | None:
     return [key for key in text.split(",") if key]
 WORKLOAD = "workload"
 WRITES = "writes"
+PUT_OBJECT_SIZE = 64 << 20
 
 
 @dataclass(kw_only=True)
@@ -117,7 +118,13 @@ class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, ClusterOptions,
     requests: int | None = option(None, "write this many objects (default: each key once)", COUNT, flags=("-n",),
                                   group="budget")
     create_bucket: bool = flag("create the bucket(s) if missing", group=WRITES)
-    object_size: int = option(64 << 20, "object size", SIZE, group="output")
+    object_size: int = option(PUT_OBJECT_SIZE, "object size", SIZE, group="output")
+
+    def check_sizes(self) -> None:
+        """--object-size and --sizes both say how large a put's objects are: one of them, not both."""
+        if self.sizes is not None and self.object_size != PUT_OBJECT_SIZE:
+            raise UsageError("--object-size and --sizes both size the objects written: give one (--sizes 64MiB "
+                             "is one size)")
 
 
 MIXED_CONCURRENCY = 16

@@ -56,6 +56,7 @@ def put(options: PutOptions, invocation: Invocation):
     from objperf.cluster.writes import abort_lost
     from objperf.run.jobs import write_job
 
+    options.check_sizes()
     out = _check(options, "put", invocation)
     buckets, prefix = write_destination(options.url, options.buckets)
     out.check_apart(buckets, [prefix] * len(buckets))
