@@ -198,3 +198,45 @@ def test_one_key_rewritten_at_several_sizes_keeps_each_parts_object_size(store, 
         assert mine["bytes"].sum() == size * drawn.count(size)  # every part of every upload of that size
     groups = grouped(rows, "size")
     assert groups["requests"].sum() == len(rows)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_reads_of_objects_of_many_sizes_split_by_their_sizes(store, tmp_path):
+    """fetch reads objects whose sizes differ already: each GET's row says its object's size, as listed."""
+    written = run_cli("objperf", "put", f"s3://{store.bucket}/sizes-r/", "--endpoint", store.server.endpoint,
+                      "--sizes", "4KiB:50,3MiB:50", "--keys", "24", "-c", "4", "--no-save", env=store.env())
+    assert written.returncode == 0, written.stderr
+    sizes = listed(store, "sizes-r/")
+    out = tmp_path / "read"
+    read = run_cli("objperf", "fetch", f"s3://{store.bucket}/sizes-r/", "--endpoint", store.server.endpoint,
+                   "--range-size", "1MiB", "-c", "4", "--out", str(out), env=store.env())
+    assert read.returncode == 0, read.stderr
+    rows = load(out)
+    number = rows["key"].astype(str).str.extract(r"-(\d+)$")[0].astype(int)
+    assert (rows["object_size"].to_numpy() == number.map(sizes).to_numpy()).all()
+    # every range of every object once: one GET a 4 KiB object, three a 3 MiB one
+    counts = rows["object_size"].value_counts()
+    small = sum(1 for n in sizes.values() if n == 4 * KIB)
+    assert dict(counts) == {4 * KIB: small, 3 * MIB: 3 * (24 - small)}
+    analysed = run_cli("objperf", "analyze", str(out), "--by", "size", "--json")
+    assert analysed.returncode == 0, analysed.stderr
+    assert {g["size"]: g["requests"] for g in json.loads(analysed.stdout)["groups"]} == \
+        {"4KiB": small, "3MiB": 3 * (24 - small)}
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_mixed_draws_its_writes_sizes(store, tmp_path):
+    out = tmp_path / "mixed"
+    done = run_cli("objperf", "mixed", f"s3://{store.bucket}/data/even.bin", "--endpoint", store.server.endpoint,
+                   "--write-to", f"s3://{store.bucket}/mixed-sizes/", "--sizes", "4KiB:50,6MiB:50",
+                   "--part-size", "5MiB", "--keys", "4", "-c", "2", "-d", "3s", "--cleanup", "--out", str(out),
+                   env=store.env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = load(out)
+    assert set(rows[rows["op"] == "GET"]["object_size"]) == {store.objects["data/even.bin"]}
+    writes = rows[rows["op"] != "GET"]
+    assert set(writes[writes["op"] == "PUT"]["object_size"]) <= {4 * KIB}
+    assert set(writes[writes["op"] == "UPLOAD_PART"]["object_size"]) <= {6 * MIB}
+    assert set(writes["object_size"]) == {4 * KIB, 6 * MIB}

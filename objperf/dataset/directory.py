@@ -318,7 +318,7 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
     if columns is None or "object_size" in columns:  # datasets from before the column: recovered
         from objperf.dataset.object_sizes import recover_object_sizes
 
-        df = recover_object_sizes(df, manifests)
+        df = recover_object_sizes(df, manifests, in_place=True)
     if len(paths) == 1:
         df.attrs["manifest"] = SharedManifest(manifests[0])
     else:

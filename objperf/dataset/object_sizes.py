@@ -46,41 +46,50 @@ def listed_sizes(manifests: list[dict]) -> dict[tuple[str, str], int]:
     return {place: next(iter(sizes)) for place, sizes in found.items() if len(sizes) == 1}
 
 
-def recover_object_sizes(df: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
-    """``df`` with ``object_size`` filled where it is missing (the column added, in its place, when absent)."""
-    known = df["object_size"].to_numpy(dtype=np.float64, na_value=np.nan) if "object_size" in df.columns \
-        else np.full(len(df), np.nan)
+def recover_object_sizes(df: pd.DataFrame, manifests: list[dict], *, in_place: bool = False) -> pd.DataFrame:
+    """``df`` with ``object_size`` filled where it is missing (the column added, in its place, when absent);
+    ``df`` itself when it holds every row's already, in its place.  ``in_place``: change ``df`` rather than a
+    copy (a frame just loaded, that no one else holds)."""
+    others = [name for name in df.columns if name != "object_size"]
+    place = next((i for i, name in enumerate(others) if name in COLUMNS
+                  and COLUMNS.index(name) > COLUMNS.index("object_size")), len(others))
+    held = "object_size" in df.columns
+    known = df["object_size"].to_numpy(dtype=np.float64, na_value=np.nan) if held else np.full(len(df), np.nan)
     missing = np.isnan(known)
-    out = df.drop(columns=["object_size"]) if "object_size" in df.columns else df.copy()
-    place = next((i for i, name in enumerate(out.columns) if name in COLUMNS
-                  and COLUMNS.index(name) > COLUMNS.index("object_size")), len(out.columns))
-    if not missing.any() and "object_size" in df.columns and list(df.columns).index("object_size") == place:
+    if held and not missing.any() and list(df.columns).index("object_size") == place:
         return df  # today's rows
     sizes = np.where(missing, UNKNOWN_SIZE, known).astype(np.int64)
     if missing.any() and all(name in df.columns for name in NEEDED):
         sizes[missing] = _recovered(df[missing], manifests)
-    # in its place (a study of object sizes from before the row column kept its own at the end)
+    out = df if in_place else df.copy(deep=False)
+    if held:  # in its place (a study of object sizes from before the row column kept its own at the end)
+        out.pop("object_size")
     out.insert(place, "object_size", sizes)
     out.attrs = df.attrs
     return out
 
 
 def _recovered(rows: pd.DataFrame, manifests: list[dict]) -> np.ndarray:
-    op = rows["op"].astype(str).to_numpy()
-    bucket, key = rows["bucket"].astype(str).to_numpy(), rows["key"].astype(str).to_numpy()
+    """The object sizes of ``rows`` as the rules above recover them, a row's place (run, bucket, key) at a
+    time: a few thousand places, not a Python step per row."""
+    op = rows["op"]
     length = rows["length"].to_numpy(dtype=np.int64)
-    run = rows["run_id"].astype(str).to_numpy() if "run_id" in rows.columns else np.full(len(rows), "")
+    run = rows["run_id"] if "run_id" in rows.columns else pd.Series("", index=rows.index)
+    codes, places = pd.MultiIndex.from_arrays([run, rows["bucket"], rows["key"]]).factorize()
     out = np.full(len(rows), UNKNOWN_SIZE, dtype=np.int64)
-    whole = np.isin(op, ("PUT", "COMPLETE_MPU"))
+    whole = op.isin(["PUT", "COMPLETE_MPU"]).to_numpy()
     out[whole] = length[whole]
     listed = listed_sizes(manifests)
-    if listed:
-        reads = np.flatnonzero(op == "GET")
-        out[reads] = [listed.get(place, UNKNOWN_SIZE) for place in zip(bucket[reads], key[reads])]
-    written: dict[tuple[str, str, str], set[int]] = {}
-    for i in np.flatnonzero(whole):
-        written.setdefault((run[i], bucket[i], key[i]), set()).add(int(length[i]))
-    one = {place: next(iter(sizes)) for place, sizes in written.items() if len(sizes) == 1}
-    parts = np.flatnonzero(np.isin(op, ("UPLOAD_PART", "CREATE_MPU", "ABORT_MPU")))
-    out[parts] = [one.get(place, UNKNOWN_SIZE) for place in zip(run[parts], bucket[parts], key[parts])]
+    reads = op.eq("GET").to_numpy()
+    if listed and reads.any():
+        at_place = np.array([listed.get((str(b), str(k)), UNKNOWN_SIZE) for _, b, k in places], dtype=np.int64)
+        out[reads] = at_place[codes[reads]]
+    parts = op.isin(["UPLOAD_PART", "CREATE_MPU", "ABORT_MPU"]).to_numpy()
+    if parts.any() and whole.any():
+        smallest = np.full(len(places), np.iinfo(np.int64).max)
+        largest = np.full(len(places), -1, dtype=np.int64)
+        np.minimum.at(smallest, codes[whole], length[whole])
+        np.maximum.at(largest, codes[whole], length[whole])
+        one = np.where((largest >= 0) & (smallest == largest), largest, UNKNOWN_SIZE)  # written at one size
+        out[parts] = one[codes[parts]]
     return out
