@@ -1,8 +1,8 @@
 """``object_size`` for rows that do not hold it: datasets written before objperf kept it, recovered on load
 from what their manifests and rows say.
 
-- a read's object: the size its run's manifest lists for that bucket and key (``target.objects``, in a
-  mixed run ``target.read.objects``, in a study each step's);
+- a read's object (GET, HEAD, DELETE): the size its run's manifest lists for that bucket and key
+  (``target.objects``; in a mixed run ``target.read.objects``);
 - a PUT: its ``length`` (one PUT carries the whole object); a COMPLETE_MPU: its ``length`` (the object's);
 - a multipart upload's other rows (its parts, CREATE_MPU, ABORT_MPU): the size its run wrote that key at,
   when it wrote the key at one size only;
@@ -80,7 +80,7 @@ def _recovered(rows: pd.DataFrame, manifests: list[dict]) -> np.ndarray:
     whole = op.isin(["PUT", "COMPLETE_MPU"]).to_numpy()
     out[whole] = length[whole]
     listed = listed_sizes(manifests)
-    reads = op.eq("GET").to_numpy()
+    reads = op.isin(["GET", "HEAD", "DELETE"]).to_numpy()  # of objects the run listed
     if listed and reads.any():
         at_place = np.array([listed.get((str(b), str(k)), UNKNOWN_SIZE) for _, b, k in places], dtype=np.int64)
         out[reads] = at_place[codes[reads]]
