@@ -131,8 +131,9 @@ def test_put_with_sizes_writes_the_buckets_asked_and_analyses_by_them(store, tmp
     out = tmp_path / "put"
     done = run_cli("objperf", "put", f"s3://{store.bucket}/sizes-a/", "--endpoint", store.server.endpoint,
                    "--sizes", SIZES, "--seed", "11", "--part-size", "5MiB", "--keys", "120", "-c", "8", "--verify",
-                   "--out", str(out), env=store.env(), timeout=240)
+                   "--figures", "--out", str(out), env=store.env(), timeout=240)
     assert done.returncode == 0, done.stderr
+    assert (out / "sizes.png").stat().st_size > 0  # request time by object size, beside throughput.png
     assert "ok: every key written (120) reads back equal to its last upload" in done.stdout
     assert "sizes 4KiB:50,64KiB:30,6MiB:20 (seed 11)" in done.stdout
     sizes = listed(store, "sizes-a/")

@@ -74,9 +74,9 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
 def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[str, object]]:
     """(file name, Axes) of each figure of one run that has something to draw: throughput.png (a line per
     direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked),
-    where a GET had a first byte, ttfb.png, and where objects were of several sizes, sizes.png; titled in
-    words with the run's context when its manifest is given (or in ``df.attrs``).  Rows of no request draw
-    nothing."""
+    where a GET had a first byte, ttfb.png, and where reads or writes were of objects of several sizes,
+    sizes.png; titled in words with the run's context when its manifest is given (or in ``df.attrs``).  Rows
+    of no request draw nothing."""
     from objperf.plots.runs import (
         first_byte_gets,
         latency_by_size,
@@ -102,7 +102,8 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     if len(first_byte_gets(df)):
         drawn.append(("ttfb.png", ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
     sized = sized_requests(df)
-    if sized["size"].nunique() > 1 and (sized["size"] != "unknown").any():
+    sized = sized[sized["size"] != "unknown"] if len(sized) else sized
+    if len(sized) and sized.groupby("direction")["size"].nunique().max() > 1:  # a direction of several sizes
         with contextlib.suppress(NothingToDraw):
             drawn.append(("sizes.png", latency_by_size(df, title=titled("Request time by object size"))))
     return drawn
