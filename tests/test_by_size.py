@@ -17,7 +17,7 @@ from objperf import load
 from objperf.analysis.saved import grouped, size_groups
 from objperf.dataset.object_sizes import listed_sizes, recover_object_sizes
 from objperf.plan.sizes import SizeDistribution
-from objperf.plan.writes import WriteWorkload
+from objperf.plan.writes import WriteWorkload, on_host
 
 KIB, MIB = 1 << 10, 1 << 20
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -241,3 +241,24 @@ def test_mixed_draws_its_writes_sizes(store, tmp_path):
     assert set(writes[writes["op"] == "PUT"]["object_size"]) <= {4 * KIB}
     assert set(writes[writes["op"] == "UPLOAD_PART"]["object_size"]) <= {6 * MIB}
     assert set(writes["object_size"]) == {4 * KIB, 6 * MIB}
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_each_host_of_a_cluster_draws_its_own_stream_the_same_every_time(store, tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "cluster"
+    done = run_cli("objperf", "put", f"s3://{store.bucket}/sizes-cluster/", "--endpoint", store.server.endpoint,
+                   "--local-cluster", "2", "--sizes", "1KiB..1MiB", "--seed", "5", "--keys", "12", "-c", "2",
+                   "--out", str(out), env=store.env(), timeout=240)
+    assert done.returncode == 0, done.stderr
+    workload = WriteWorkload(sizes=SizeDistribution.parse("1KiB..1MiB"), seed=5, buckets=("b",))
+    drawn = []
+    for host in (0, 1):
+        stream = on_host(workload, host).size_stream()
+        expected = [stream.take() for _ in range(12)]
+        assert [size for _, size in sorted(listed(store, f"sizes-cluster/host{host:02d}/").items())] == expected
+        drawn.append(expected)
+    assert drawn[0] != drawn[1]
+    rows = load(out)
+    assert sorted(rows["object_size"]) == sorted(drawn[0] + drawn[1])
