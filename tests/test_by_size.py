@@ -88,6 +88,18 @@ def test_grouped_by_size_counts_every_row():
 
 
 @pytest.mark.timeout(120)
+def test_runs_compared_by_size_line_up_smallest_first():
+    from objperf.analysis.diff import compare_runs
+
+    rows = load(SAMPLE / "write-part-size")
+    small = rows[rows["object_size"] < 256 * MIB]
+    table = compare_runs({"all": rows, "no 256MiB": small}, by="size")
+    assert list(dict.fromkeys(table["group"])) == ["16MiB", "64MiB", "256MiB"]
+    requests = table[table["metric"] == "requests_per_s"].set_index("group")
+    assert requests.loc["256MiB", "all"] > 0 and np.isnan(requests.loc["256MiB", "no 256MiB"])
+
+
+@pytest.mark.timeout(120)
 def test_the_figure_by_size():
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt

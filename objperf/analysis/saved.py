@@ -214,6 +214,21 @@ def size_groups(object_size: pd.Series) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=labels, ordered=True)
 
 
+def runs_by_size(runs: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Each run's rows with ``size``, grouped over every run's object sizes at once (so one scheme, exact or
+    by powers of two, holds for all), and the groups in order."""
+    held = {label: df for label, df in runs.items() if "object_size" in df.columns}
+    if not held:
+        return runs, []
+    groups = size_groups(pd.concat([df["object_size"] for df in held.values()], ignore_index=True))
+    out, start = dict(runs), 0
+    for label, df in held.items():
+        mine = groups[start:start + len(df)]
+        out[label] = df.assign(**{SIZE: mine})
+        start += len(df)
+    return out, list(groups.categories)
+
+
 def grouped(df: pd.DataFrame, by: str) -> pd.DataFrame:
     """Per group of ``by``: requests, errors, throughput over the group's own span, request rate, TTFB and
     latency (a request's whole time: what tells writes apart).
