@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from objperf.core.errors import UsageError
 from objperf.core.sizes import format_size, parse_size
@@ -25,6 +24,9 @@ from objperf.core.sizes import format_size, parse_size
 MAX_OBJECT = 5 << 40  # S3's largest object
 MAX_BUCKETS = 1000
 DEFAULT_SEED = 1  # a run given no --seed draws the same sizes as every other run given none
+if TYPE_CHECKING:
+    import numpy as np
+
 _WEIGHT_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*$")
 
 
@@ -48,6 +50,8 @@ class SizeRange:
 
     def sizes(self, v: np.ndarray) -> np.ndarray:
         """The sizes at ``v`` (uniform in [0, 1)) of this range's inverse CDF."""
+        import numpy as np  # not at import: --help stays light
+
         if self.fixed:
             return np.full(len(v), self.low, dtype=np.int64)
         lo, hi = math.log(self.low), math.log(self.high + 1)  # size s has the share log((s+1)/s) of the range
@@ -55,6 +59,8 @@ class SizeRange:
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """The share of this range's sizes that are at most ``x``."""
+        import numpy as np  # not at import: --help stays light
+
         x = np.asarray(x, dtype=np.float64)
         if self.fixed:
             return (x >= self.low).astype(np.float64)
@@ -129,6 +135,8 @@ class SizeDistribution:
     def sizes_at(self, u: np.ndarray) -> np.ndarray:
         """The sizes at ``u`` (uniform in [0, 1)): the bucket whose share holds ``u``, then the size at ``u``'s
         place within that share."""
+        import numpy as np  # not at import: --help stays light
+
         u = np.asarray(u, dtype=np.float64)
         starts = np.concatenate([[0.0], np.cumsum(self.weights)[:-1]])
         which = np.clip(np.searchsorted(starts, u, side="right") - 1, 0, len(self.ranges) - 1)
@@ -141,6 +149,8 @@ class SizeDistribution:
 
     def cdf(self, x) -> np.ndarray:
         """The share of objects of at most ``x`` bytes."""
+        import numpy as np  # not at import: --help stays light
+
         x = np.asarray(x, dtype=np.float64)
         return sum(w * r.cdf(x) for r, w in zip(self.ranges, self.weights))
 
@@ -203,6 +213,8 @@ class SizeStream:
     BLOCK = 4096
 
     def __init__(self, distribution: SizeDistribution, seed: int, stream: int = 0):
+        import numpy as np
+
         self.distribution = distribution
         self.rng = np.random.default_rng([seed, stream]) if stream else np.random.default_rng(seed)
         self._block = np.empty(0, dtype=np.int64)
