@@ -143,3 +143,10 @@ def test_the_command_refuses_bad_sizes_before_anything_starts(args, said):
     assert done.returncode == 2
     assert said in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_mix_of_whole_objects_refuses_sizes_before_anything_starts():
+    done = subprocess.run([sys.executable, "-m", "objperf", "mixed", "--mix", "get=50,put=50", "--sizes",
+                           "1KiB:1,2KiB:1", "-d", "2s"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--sizes go with a reader and a writer, not with --mix" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -161,7 +161,8 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
         apart = [f"--{name.replace('_', '-')}" for name in ("read_concurrency", "write_concurrency", "write_to",
                                                             "verify", "reseed") if getattr(self, name)]
         apart += [f"--{name.replace('_', '-')}" for name, default in (("range_size", READ.range_size),
-                                                                      ("sink", READ.sink), ("keys", 1))
+                                                                      ("sink", READ.sink), ("keys", 1),
+                                                                      ("sizes", None), ("seed", DEFAULT_SEED))
                   if getattr(self, name) != default]
         if apart:
             raise UsageError(f"{', '.join(apart)} go with a reader and a writer, not with --mix")
