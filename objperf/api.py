@@ -39,6 +39,7 @@ from objperf.run.invocation import Invocation
 
 if TYPE_CHECKING:
     from objperf.dataset.store_prefix import StorePrefix
+    from objperf.plan.sizes import SizeDistribution
 
 __all__ = ["CompareOptions", "DeleteOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run",
            "StudyOptions", "UsageError", "compare", "delete", "fetch", "local_server", "mixed", "put", "study",
@@ -193,7 +194,7 @@ class Run:
 
 COMMAND_LINE_ONLY = {"json": "run.summary is the summary as a dict"}
 # Keywords a kind's Python value is also given as: a size as "8MiB", a duration as "30s".
-ALSO_TEXT = {"size", "duration", "list", "percentage"}
+ALSO_TEXT = {"size", "duration", "list", "percentage", "sizes"}
 
 
 def _run(command: str, workflow: Callable, options, background: bool, progress: bool) -> Run:
@@ -301,12 +302,12 @@ def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save:
         ip: str = 'any', connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (),
         interface: str | None = None, http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False,
         max_rate: int | None = None, buffer_size: int | None | str = None, part_size: int | str = 33554432,
-        keys: int = 1, verify: bool = False, cleanup: bool = False, endpoint: str | None = None,
-        region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
-        ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
-        url_lifetime: int | str = 900, concurrency: int = 16, duration: float | None | str = None,
-        requests: int | None = None, create_bucket: bool = False, background: bool = False, progress: bool = True,
-        **unknown: Any) -> Run:
+        sizes: SizeDistribution | None | str = None, seed: int = 1, keys: int = 1, verify: bool = False,
+        cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
+        anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
+        buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, concurrency: int = 16,
+        duration: float | None | str = None, requests: int | None = None, create_bucket: bool = False,
+        background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import put as workflow
 
@@ -321,14 +322,14 @@ def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_s
           threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
           spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
           timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
-          buffer_size: int | None | str = None, reseed: bool = False, part_size: int | str = 33554432, keys: int = 1,
-          verify: bool = False, cleanup: bool = False, endpoint: str | None = None, region: str | None = None,
-          profile: str | None = None, anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
-          no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
-          write_to: str | None = None, concurrency: int | None = None, read_concurrency: int | None = None,
-          range_size: int | str = 8388608, sink: str = 'ram', write_concurrency: int | None = None,
-          duration: float | str = 30.0, mix: str | None = None, background: bool = False, progress: bool = True,
-          **unknown: Any) -> Run:
+          buffer_size: int | None | str = None, reseed: bool = False, part_size: int | str = 33554432,
+          sizes: SizeDistribution | None | str = None, seed: int = 1, keys: int = 1, verify: bool = False,
+          cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
+          anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
+          buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, write_to: str | None = None,
+          concurrency: int | None = None, read_concurrency: int | None = None, range_size: int | str = 8388608,
+          sink: str = 'ram', write_concurrency: int | None = None, duration: float | str = 30.0, mix: str | None = None,
+          background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import mixed as workflow
 

@@ -27,6 +27,7 @@ def payload_parts(size: int, seed: int = DEFAULT_SEED, part_size: int = DEFAULT_
 
 
 def make_payload(workload: WriteWorkload) -> np.ndarray:
-    """One incompressible payload per run: every object is it, repeated from its start, and
-    every part the slice at ``offset % len`` (wrapping round past the end)."""
-    return payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))
+    """One incompressible payload per run, as long as its largest object (up to PAYLOAD_PERIOD): every
+    object is it, repeated from its start (a smaller one its first bytes), and every part the slice at
+    ``offset % len`` (wrapping round past the end)."""
+    return payload(max(min(workload.largest, PAYLOAD_PERIOD), 1))

@@ -12,7 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from objperf.analysis.saved import SETTINGS, run_settings, summary_of, whole_run, with_settings
+from objperf.analysis.saved import (
+    SETTINGS,
+    SIZE,
+    run_settings,
+    runs_by_size,
+    summary_of,
+    whole_run,
+    with_settings,
+)
 from objperf.analysis.stats import failed_rows, steady_gbps, steady_window, throughput_timeline
 from objperf.core.jsontext import dumps
 
@@ -106,15 +114,25 @@ def compare_runs(runs: dict[str, pd.DataFrame], *, by: str | None = None) -> pd.
     """``compare`` of runs already loaded (``load_runs``), by label, the first the reference."""
     names = list(runs)
     records = []
+    order = None
+    if by == SIZE:  # one grouping for every run, so their groups line up
+        runs, order = runs_by_size(runs)
     for label, df in runs.items():
         if by:
             grouped = with_settings(df) if by in SETTINGS and by not in df.columns else df
+            if by not in grouped.columns:
+                from objperf.core.errors import UsageError
+
+                raise UsageError(f"bad --by {by!r}: group by one of "
+                                 f"{', '.join(sorted(set(grouped.columns) | set(SETTINGS) | {SIZE}))}")
             for value, part in grouped.groupby(by, observed=True, dropna=False):
                 records.append({"run": label, "group": value, **measure(part)})
         else:
             whole = "summary" in df.attrs.get("manifest", {})  # a single run: its summary's own wall time and CPU
             records.append({"run": label, "group": "all", **measure(df, whole=whole)})
     long = pd.DataFrame(records)
+    if order is not None:  # smallest first, not in the order of their names
+        long["group"] = pd.Categorical(long["group"], categories=order, ordered=True)
     rows = []
     for group, part in long.groupby("group", sort=True, dropna=False):
         per_run = part.set_index("run")

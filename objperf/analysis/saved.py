@@ -11,7 +11,7 @@ from objperf.analysis.record import Summary
 from objperf.analysis.steady import rule_of
 from objperf.analysis.summary import SUMMARY_COLUMNS, summarize
 from objperf.core.errors import UsageError
-from objperf.core.schema import HTTP_VERSIONS, OP
+from objperf.core.schema import HTTP_VERSIONS, OP, ok_requests
 
 SETTINGS = ("concurrency", "range_size", "part_size", "object_size", "threads", "sink", "http_version")
 
@@ -191,15 +191,71 @@ def with_settings(df: pd.DataFrame) -> pd.DataFrame:
     return joined
 
 
+SIZE = "size"  # --by size: a group per object size, or per power of two of them
+EXACT_SIZES = 16  # at most this many object sizes are each a group of their own
+
+
+def size_groups(object_size: pd.Series) -> pd.Categorical:
+    """Each row's group by the size of its object (``object_size``), smallest first: each size its own when the
+    rows' objects take at most EXACT_SIZES sizes (``4 KiB``, ``1 MiB``, ``64 MiB``), else a power of two of
+    them, [2^k, 2^(k+1)) (``4 KiB-8 KiB``); an object of 0 bytes ``0 B``; a size not known ``unknown``."""
+    from objperf.core.sizes import format_size
+
+    sizes = object_size.to_numpy(dtype=np.float64, na_value=-1.0)
+    known = np.unique(sizes[sizes >= 0]).astype(np.int64)
+    labels_of = {int(n): format_size(int(n)).replace(" ", "") for n in known}
+    exact = len(known) <= EXACT_SIZES and len(set(labels_of.values())) == len(known)
+    if exact:
+        keys = sizes
+        names = {float(n): labels_of[int(n)] for n in known}
+    else:
+        keys = np.where(sizes > 0, np.exp2(np.floor(np.log2(np.maximum(sizes, 1)))), sizes)
+        names = {float(low): "0B" if low == 0 else
+                 f"{format_size(low).replace(' ', '')}-{format_size(2 * low).replace(' ', '')}"
+                 for low in np.unique(keys[keys >= 0])}
+    order = sorted(names)
+    labels = [names[k] for k in order] + (["unknown"] if (sizes < 0).any() else [])
+    codes = np.searchsorted(np.asarray(order, dtype=np.float64), keys)
+    codes = np.where(sizes < 0, len(order), codes)
+    return pd.Categorical.from_codes(codes, categories=labels, ordered=True)
+
+
+def runs_by_size(runs: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Each run's rows with ``size``, grouped over every run's object sizes at once (so one scheme, exact or
+    by powers of two, holds for all), and the groups in order."""
+    held = {label: df for label, df in runs.items() if "object_size" in df.columns}
+    if not held:
+        return runs, []
+    groups = size_groups(pd.concat([df["object_size"] for df in held.values()], ignore_index=True))
+    out, start = dict(runs), 0
+    for label, df in held.items():
+        mine = groups[start:start + len(df)]
+        out[label] = df.assign(**{SIZE: mine})
+        start += len(df)
+    return out, list(groups.categories)
+
+
 def grouped(df: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per group of ``by``: requests, errors, throughput over the group's own span, request rate, TTFB."""
+    """Per group of ``by``: requests, errors, throughput over the group's own span, request rate, TTFB and
+    latency (a request's whole time: what tells writes apart).
+    ``by`` ``size``: per object size (``size_groups``)."""
+    if by == SIZE and SIZE not in df.columns and "object_size" in df.columns:
+        df = df.assign(**{SIZE: size_groups(df["object_size"])})
     df = with_settings(df) if by in SETTINGS and by not in df.columns else df
     if by not in df.columns:
         raise UsageError(f"bad --by {by!r}: group by one of {', '.join(sorted(set(df.columns) | set(SETTINGS)))}")
     rows = []
-    for value, part in df.groupby(by, observed=True, dropna=False):
+    for value, part in df.groupby(by, observed=True, dropna=False, sort=True):
         s = summary_of(part)
         rows.append({by: value, "requests": s["requests"], "failed": s["error_requests"], "gbps": s["gbps"],
                      "requests_per_s": s["requests_per_s"], "ttfb_ms_p50": s["ttfb_ms_p50"],
-                     "ttfb_ms_p99": s["ttfb_ms_p99"]})
+                     "ttfb_ms_p99": s["ttfb_ms_p99"], **_latency(part)})
     return pd.DataFrame(rows)
+
+
+def _latency(rows: pd.DataFrame) -> dict[str, float]:
+    """The whole time of the requests that succeeded, p50 and p99, in milliseconds."""
+    ok = ok_requests(rows["curl_code"], rows["status"]).to_numpy()
+    ms = rows["total_s"].to_numpy(dtype=np.float64)[ok] * 1000
+    p50, p99 = np.percentile(ms, [50, 99]) if len(ms) else (float("nan"), float("nan"))
+    return {"latency_ms_p50": float(p50), "latency_ms_p99": float(p99)}

@@ -111,7 +111,9 @@ def workload_words(workload: dict) -> str:
         words.append(f"GET c{read.get('concurrency', '?')} {size(read['range_size'])}")
     if isinstance(write, dict) and "object_size" in write:
         parts = f"/{size(write['part_size'])}" if write.get("part_size", 0) < write["object_size"] else ""
-        words.append(f"PUT c{write.get('concurrency', '?')} {size(write['object_size'])}{parts}")
+        drawn = write.get("sizes")  # --sizes: each object's size drawn
+        shown = drawn if isinstance(drawn, str) else size(write["object_size"])
+        words.append(f"PUT c{write.get('concurrency', '?')} {shown}{parts}")
     return " + ".join(words)
 
 
@@ -136,7 +138,13 @@ def workload_text(workload: dict) -> str:
                      f"{read['sink']} sink")
     if write:
         split = f" in parts of {_size(write['part_size'])}" if write["object_size"] > write["part_size"] else ""
-        parts.append(f"writes {write['concurrency']} in flight, objects of {_size(write['object_size'])}{split}")
+        drawn = write.get("sizes")
+        if isinstance(drawn, str):
+            split = f", those over {format_size(write['part_size']).replace(' ', '')}{split}" if split else ""
+            objects = f"objects of sizes {drawn} (seed {write.get('seed')})"
+        else:
+            objects = f"objects of {_size(write['object_size'])}"
+        parts.append(f"writes {write['concurrency']} in flight, {objects}{split}")
     return "; ".join(parts)
 
 

@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   objperf analyze runs/a runs/b --by run_id                         # several runs, one line each
   objperf analyze runs/r2-read --op GET --window 10s..50s --json   # the steady part of a run
   objperf analyze runs/fleet --by host --figures figures/            # per host, and its figures
+  objperf analyze runs/put-sizes --by size --op PUT,UPLOAD_PART     # per object size (put --sizes)
   objperf analyze s3://team-results/fleet/ --endpoint https://… --by host  # a dataset kept in a store
 """
 
@@ -42,7 +43,8 @@ def build_parser():
     p.add_argument("--window", metavar="START..END",
                    help="only requests started in this window, in seconds from the first request, e.g. 10s..50s")
     p.add_argument("--by", help="a line per value of this column or workload setting (concurrency, range_size, "
-                                "part_size, host, run_id, op, remote_ip, …)")
+                                "part_size, host, run_id, op, remote_ip, …); size: a line per object size, or per "
+                                "power of two of them when the objects take more than 16 sizes")
     p.add_argument("--figures", metavar="DIR", help="draw throughput and TTFB figures of the selection into DIR "
                                                      "(a study: its own figures, beside the published values)")
     p.add_argument("--json", action="store_true", help="print the summary (and groups) as JSON")
@@ -169,6 +171,8 @@ def scanned(args, invocation: Invocation) -> dict:
     require("duckdb", "--scan" if args.scan else f"analysing more than {SCAN_ABOVE:,} rows where they lie (--scan)")
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
                                       ("--price", args.price)) if value]
+    if args.by == "size":
+        given.append("--by size")
     if given:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:

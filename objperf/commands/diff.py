@@ -26,7 +26,8 @@ def build_parser():
     p = new_parser(PROG, __doc__, EXAMPLES)
     p.add_argument("paths", nargs="+", metavar="DIR", help="two or more datasets or bundles; the first is the "
                                                            "reference")
-    p.add_argument("--by", help="compare per value of this column or setting (op, host, concurrency, …)")
+    p.add_argument("--by", help="compare per value of this column or setting (op, host, concurrency, …; size: "
+                                "per object size, one grouping for every run)")
     p.add_argument("--figures", metavar="DIR", help="into DIR, one figure per kind holding every run: throughput "
                                                    "over time, time to first byte, what changed beyond the noise")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")

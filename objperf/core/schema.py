@@ -10,6 +10,10 @@ of the request: ``ttfb_s`` includes ``pretransfer_s``; ``connect_s`` and
 ``tls_resumed`` says how the TLS connection a request opened began: 1 by resuming
 an earlier session, 0 with a full handshake, -1 when the request opened no TLS
 connection (it reused one, spoke cleartext, or the TLS library cannot tell).
+``object_size`` is the size of the object a request is of, as the run knew it: a read's object as listed, a
+write's object as drawn (a multipart upload's whole object, on each of its parts' rows); -1 where the run did
+not know it (datasets written before objperf kept it, imported ones that do not say).  The engine does not
+fill it: like ``bucket`` and ``key``, it is named from ``key_index`` when the rows are written.
 ``t_start`` is wall-clock seconds since the Unix epoch, so runs from several
 hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
 received for GET, bytes sent for PUT and UPLOAD_PART).  A GET still in flight when a
@@ -28,11 +32,13 @@ import numpy as np
 from objperf.core.curl_codes import CURLE_ABORTED_BY_CALLBACK
 
 COLUMNS = (
-    "run_id", "host", "thread", "slot", "op", "bucket", "key", "offset", "length", "attempt", "status", "s3_error",
+    "run_id", "host", "thread", "slot", "op", "bucket", "key", "object_size", "offset", "length", "attempt", "status",
+    "s3_error",
     "curl_code", "bytes", "t_start", "dns_s", "connect_s", "tls_s", "pretransfer_s", "ttfb_s", "total_s",
     "t_intended", "remote_ip", "remote_port", "local_ip", "local_port", "ip_family", "http_version", "new_conn",
     "tls_resumed", "crc32", "etag",
 )
+UNKNOWN_SIZE = -1  # object_size where the run did not know it
 S3_ERROR_BYTES = 64  # AWS documents codes of up to 34 characters: room to spare
 IP_BYTES = 46
 ETAG_BYTES = 48

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from objperf.core.errors import UsageError
 from objperf.core.sanitize import redacted
-from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS
+from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, HTTP_VERSIONS, OP, OPS, UNKNOWN_SIZE
 from objperf.dataset import arrow
 from objperf.dataset.layout import MANIFEST, ROWS_DIR, SAMPLES_DIR, check_new_dataset
 from objperf.dataset.source import ROW_COLUMNS_NEEDED, DatasetError, Source, check_row_schema, check_rows
@@ -171,13 +171,19 @@ TEXT_COLUMNS = ("s3_error", "remote_ip", "local_ip", "etag")
 
 
 def rows_to_table(cols: dict[str, np.ndarray], *, run_id: str, host: str, buckets: list[str],
-                  keys: list[str]) -> pa.Table:
-    """Engine columns (``key_index`` into ``keys``/``buckets``) → the dataset's Arrow table."""
+                  keys: list[str], sizes: list[int] | None = None) -> pa.Table:
+    """Engine columns (``key_index`` into ``keys``/``buckets``/``sizes``) → the dataset's Arrow table; with no
+    ``sizes``, every row's ``object_size`` is UNKNOWN_SIZE."""
     n = len(cols["offset"])
+    if sizes is not None and len(sizes) == len(keys):
+        object_size = np.asarray(sizes, dtype=np.int64)[cols["key_index"]] if n else np.empty(0, np.int64)
+    else:
+        object_size = np.full(n, UNKNOWN_SIZE, dtype=np.int64)
     data = {name: arrow.from_numpy(cols[name]) for name in COLUMNS if name in cols}
     data.update({name: _text(cols[name]) for name in TEXT_COLUMNS})
     data.update(run_id=_constant(run_id, n), host=_constant(host, n), op=_labels(cols["op"], list(OPS)),
                 bucket=_labels(cols["key_index"], buckets), key=_labels(cols["key_index"], keys),
+                object_size=arrow.from_numpy(object_size),
                 http_version=_dictionary(cols["http_version"], lambda v: HTTP_VERSIONS.get(v, str(v))))
     return pa.table({name: data[name] for name in COLUMNS})
 
@@ -309,6 +315,10 @@ def load(path: str | Path | Iterable[str | Path], columns: list[str] | None = No
         import pandas as pd
 
         df = pd.DataFrame(columns=list(columns or COLUMNS))
+    if columns is None or "object_size" in columns:  # datasets from before the column: recovered
+        from objperf.dataset.object_sizes import recover_object_sizes
+
+        df = recover_object_sizes(df, manifests, in_place=True)
     if len(paths) == 1:
         df.attrs["manifest"] = SharedManifest(manifests[0])
     else:

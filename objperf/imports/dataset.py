@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, UNSAID
+from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, UNKNOWN_SIZE, UNSAID
 from objperf.dataset.directory import DatasetWriter, unified
 from objperf.run.metadata import utc_now
 
@@ -25,6 +25,8 @@ def rows_frame(data: dict[str, object], n: int) -> pd.DataFrame:
             columns[name] = data[name]
         elif name in TEXT:
             columns[name] = [""] * n
+        elif name == "object_size":
+            columns[name] = np.full(n, UNKNOWN_SIZE, dtype=np.int64)
         else:
             columns[name] = np.full(n, UNSAID.get(name, 0), dtype=ENGINE_COLUMNS.get(name, np.dtype("float64")))
     frame = pd.DataFrame(columns)

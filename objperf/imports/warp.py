@@ -111,6 +111,7 @@ def _rows(raw: pd.DataFrame, numbers: list[int], path: Path) -> pd.DataFrame:
         "key": raw["file"].tolist() if "file" in raw.columns else [""] * n,
         "bytes": _ints(raw, "bytes", numbers, path),
         "length": _ints(raw, "bytes", numbers, path),
+        "object_size": _ints(raw, "bytes", numbers, path),  # warp's size of the operation, as its analyze splits
         "status": np.where(error == "", 200, 0),
         "s3_error": error.tolist(),  # warp keeps the message only: it stands where a code would
         "t_start": start,

@@ -136,6 +136,25 @@ def _percent(value: Any) -> float:
     return number
 
 
+def _sizes(value: Any):
+    from objperf.plan.sizes import parse_sizes
+
+    return parse_sizes(value)
+
+
+def _seed(value: Any) -> int:
+    """A seed: any whole number from 0 to 2**63 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"bad seed {value!r}: give a whole number")
+    try:
+        number = int(value)
+    except ValueError:
+        raise UsageError(f"bad seed {value!r}: give a whole number") from None
+    if not 0 <= number < 1 << 63:
+        raise UsageError(f"bad seed {value!r}: give a whole number from 0 to 2**63 - 1")
+    return number
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"a flag takes True or False, not {value!r}")
@@ -159,6 +178,8 @@ URL_LIFETIME = Kind("duration", _url_lifetime, metavar="DURATION", shown=_durati
 ITEMS = Kind("list", _items, metavar="A,B,...", shown=",".join)
 PROVIDERS = Kind("list", _providers, metavar="PROVIDER[,...]", shown=",".join)
 FLAG = Kind("flag", _flag)
+SIZES = Kind("sizes", _sizes, metavar="SIZES")
+SEED = Kind("seed", _seed, metavar="N")
 RATE = Kind("rate", _rate, metavar="N/s", shown=lambda r: f"{r:g}/s")
 BANDWIDTH = Kind("bandwidth", _bandwidth, metavar="SIZE/s", shown=lambda n: SIZE.shown(n) + "/s")
 PERCENT = Kind("percentage", _percent, metavar="PCT", shown=lambda p: f"{p:g}%")

@@ -16,9 +16,10 @@ from objperf.options.groups import (
     SteadyOptions,
     TargetOptions,
 )
-from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SIZE, choice
+from objperf.options.kinds import COUNT, DURATION, PATH, RATE, SEED, SIZE, SIZES, choice
 from objperf.options.spec import flag, option
 from objperf.plan.reads import ReadWorkload
+from objperf.plan.sizes import DEFAULT_SEED, SizeDistribution
 
 READ = ReadWorkload()  # the library's defaults, which the options keep
 
@@ -34,6 +35,7 @@ def keys_asked(text: str | None) -> list[str] | int | None:
     return [key for key in text.split(",") if key]
 WORKLOAD = "workload"
 WRITES = "writes"
+PUT_OBJECT_SIZE = 64 << 20
 
 
 @dataclass(kw_only=True)
@@ -84,6 +86,12 @@ class WriteOptions:
 
     part_size: int = option(32 << 20, "objects larger than this go up as multipart uploads in parts of this size",
                             SIZE, group=WRITES)
+    sizes: SizeDistribution | None = option(
+        None, "draw each object's size, instead of --object-size: a size (64MiB), log-uniform between two "
+        "(4KiB..64MiB: as many objects in each doubling), or weighted buckets (4KiB:50,1MiB:40,64MiB:10, each a "
+        "size or a LO..HI range)", SIZES, group=WRITES)
+    seed: int = option(DEFAULT_SEED, "seed of the sizes --sizes draws: the same seed draws the same sizes, in "
+                       "the same order", SEED, group=WRITES)
     keys: int = option(1, "spread writes over N keys", COUNT, group=WRITES)
     verify: bool = flag("read every written object back and compare", group=WRITES)
     cleanup: bool = flag("delete what the run wrote when it ends", group=WRITES)
@@ -92,7 +100,8 @@ class WriteOptions:
         from objperf.plan.writes import WriteWorkload
 
         workload = WriteWorkload(
-            object_size=self.object_size, part_size=self.part_size, concurrency=concurrency, threads=self.threads,
+            object_size=self.sizes.largest if self.sizes else self.object_size, sizes=self.sizes, seed=self.seed,
+            part_size=self.part_size, concurrency=concurrency, threads=self.threads,
             keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
             verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs(),
             **self.steady_kwargs()).capped()
@@ -112,7 +121,13 @@ class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, SteadyOptions, 
     requests: int | None = option(None, "write this many objects (default: each key once)", COUNT, flags=("-n",),
                                   group="budget")
     create_bucket: bool = flag("create the bucket(s) if missing", group=WRITES)
-    object_size: int = option(64 << 20, "object size", SIZE, group="output")
+    object_size: int = option(PUT_OBJECT_SIZE, "object size", SIZE, group="output")
+
+    def check_sizes(self) -> None:
+        """--object-size and --sizes both say how large a put's objects are: one of them, not both."""
+        if self.sizes is not None and self.object_size != PUT_OBJECT_SIZE:
+            raise UsageError("--object-size and --sizes both size the objects written: give one (--sizes 64MiB "
+                             "is one size)")
 
 
 MIXED_CONCURRENCY = 16
@@ -150,7 +165,8 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
         apart = [f"--{name.replace('_', '-')}" for name in ("read_concurrency", "write_concurrency", "write_to",
                                                             "verify", "reseed") if getattr(self, name)]
         apart += [f"--{name.replace('_', '-')}" for name, default in (("range_size", READ.range_size),
-                                                                      ("sink", READ.sink), ("keys", 1))
+                                                                      ("sink", READ.sink), ("keys", 1),
+                                                                      ("sizes", None), ("seed", DEFAULT_SEED))
                   if getattr(self, name) != default]
         if apart:
             raise UsageError(f"{', '.join(apart)} go with a reader and a writer, not with --mix")

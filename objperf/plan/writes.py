@@ -13,13 +13,13 @@ from objperf.core.errors import UsageError
 from objperf.core.steady import CAP_S, TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
+from objperf.plan.sizes import DEFAULT_SEED, MAX_OBJECT, SizeDistribution, SizeStream
 from objperf.plan.threads import engine_threads, server_is_local
 from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime
 
 MIN_PART = 5 << 20
 MAX_PART = 5 << 30
 MAX_PARTS = 10_000
-MAX_OBJECT = 5 << 40  # S3's largest object
 # Bodies longer than this repeat the payload.  16 MiB is past the window of the compressors stores
 # use (S2, Snappy, gzip, zstd up to level 19) and cheap to make: fresh memory costs CPU to fault in
 # (about 1 ms per MiB on a VM).  A longer period buys nothing: stores that dedupe do it per block.
@@ -28,7 +28,10 @@ PAYLOAD_PERIOD = 16 << 20
 
 @dataclass
 class WriteWorkload:
-    object_size: int = 64 << 20
+    object_size: int = 64 << 20  # every object's size, unless ``sizes`` draws them
+    sizes: SizeDistribution | None = None  # each object's size drawn from this (--sizes)
+    seed: int = DEFAULT_SEED  # of the sizes drawn
+    stream: int = 0  # which of the seed's streams: a cluster's host draws its own (on_host)
     part_size: int = 32 << 20  # objects larger than this go up as multipart uploads
     concurrency: int = 16
     threads: int | None = None  # None: settled per run by plan.threads (with_threads)
@@ -63,12 +66,31 @@ class WriteWorkload:
         return self
 
     @property
+    def distribution(self) -> SizeDistribution:
+        """What each object's size is drawn from: ``sizes``, else ``object_size`` every time."""
+        return self.sizes or SizeDistribution.fixed(self.object_size)
+
+    @property
+    def largest(self) -> int:
+        return self.distribution.largest
+
+    @property
     def multipart(self) -> bool:
-        return self.object_size > self.part_size
+        """Whether an object may go up as a multipart upload (the largest one does)."""
+        return self.largest > self.part_size
+
+    def parts_of(self, size: int) -> int:
+        """The requests an object of ``size`` bytes goes up in: its parts, or one PUT."""
+        return max(1, -(-size // self.part_size)) if size > self.part_size else 1
 
     @property
     def parts_per_object(self) -> int:
-        return max(1, -(-self.object_size // self.part_size)) if self.multipart else 1
+        """The parts of the largest object."""
+        return self.parts_of(self.largest)
+
+    def size_stream(self) -> SizeStream:
+        """The sizes of this workload's objects, in the order they are written: the same every time."""
+        return SizeStream(self.distribution, self.seed, self.stream)
 
     def validate(self) -> None:
         if self.concurrency < 1 or (self.threads is not None and self.threads < 1) or self.keys < 1:
@@ -79,13 +101,15 @@ class WriteWorkload:
             raise UsageError("a write run needs at least one bucket")
         if self.object_size < 0:
             raise UsageError("object size must not be negative")
-        check_at_most("object size", self.object_size, MAX_OBJECT)
+        check_at_most("object size", self.largest, MAX_OBJECT)
+        if not 0 <= self.seed < 1 << 63:
+            raise UsageError("seed must be a whole number from 0 to 2**63 - 1")
         if self.multipart:
             if not MIN_PART <= self.part_size <= MAX_PART:
                 raise UsageError("part size must be between 5 MiB and 5 GiB (S3's limits)")
             if self.parts_per_object > MAX_PARTS:
                 raise UsageError(f"{self.parts_per_object} parts per object: S3 allows at most {MAX_PARTS}")
-        elif self.object_size > MAX_PART:
+        elif self.largest > MAX_PART:
             raise UsageError("a single PUT carries at most 5 GiB: give a smaller --part-size to use multipart")
         for name in ("duration", "requests"):
             value = getattr(self, name)
@@ -105,13 +129,14 @@ class WriteWorkload:
         else ``plan.threads.engine_threads``'s choice."""
         if self.threads:
             return self
-        request = min(self.part_size, self.object_size) if self.multipart else self.object_size
+        request = min(self.part_size, self.distribution.quantile(0.5))  # the typical request
         local = server_is_local([endpoint], self.connect_to, self.spread_to)
         return replace(self, threads=engine_threads(self.concurrency, request, local))
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to),
-                "spread_to": list(self.spread_to), "names": list(self.names)}
+                "spread_to": list(self.spread_to), "names": list(self.names),
+                "sizes": str(self.sizes) if self.sizes else None}
 
 
 def host_prefix(prefix: str, index: int) -> str:
@@ -123,7 +148,7 @@ def on_host(workload: WriteWorkload, index: int | None) -> WriteWorkload:
     """``workload`` as host ``index`` runs it (unchanged on a single host)."""
     if index is None:
         return workload
-    return replace(workload, prefix=host_prefix(workload.prefix, index))
+    return replace(workload, prefix=host_prefix(workload.prefix, index), stream=index + 1)
 
 
 def object_key(prefix: str, run_id: str, index: int) -> str:

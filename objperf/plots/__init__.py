@@ -14,6 +14,7 @@ require("seaborn", "drawing figures")
 from objperf.plots.runs import (  # noqa: E402 - after the check that says which extra is missing
     directions_in,
     first_byte_gets,
+    latency_by_size,
     measured_end_s,
     run_end_s,
     sketch_distribution,
@@ -39,7 +40,7 @@ from objperf.plots.style import DIRECTION_LABELS, NOTE, NothingToDraw, run_note,
 
 __all__ = [
     "DIRECTION_LABELS", "NOTE", "NothingToDraw", "beside_published", "cost_per_tib", "directions_in", "distance_curves",
-    "first_byte_gets", "grouped_bars", "hot_object_errors", "measured_end_s", "part_size_curves",
+    "first_byte_gets", "grouped_bars", "hot_object_errors", "latency_by_size", "measured_end_s", "part_size_curves",
     "rate_saturation", "replica_cure", "run_end_s", "run_note", "sketch_distribution", "steps_note",
     "sustained_timeline", "throughput_against_concurrency", "throughput_over_time", "timeline_title",
     "timing_runs", "ttfb_against_size", "ttfb_distribution",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -44,7 +45,9 @@ def _how(side: str, workload: dict, hosts: int) -> str:
         what = f"GETs of {format_size(size)} ranges" if _count(size) else "GETs"
     else:
         size, part = workload.get("object_size"), workload.get("part_size")
-        if _count(size) and _count(part) and size > part:
+        if isinstance(workload.get("sizes"), str):  # --sizes: each object's size drawn
+            what = f"uploads of objects of sizes {printable(workload['sizes'])[:80]}"
+        elif _count(size) and _count(part) and size > part:
             what = f"uploads of {format_size(size)} objects in {format_size(part)} parts"
         elif _count(size):
             what = f"PUTs of {format_size(size)} objects"
@@ -70,10 +73,19 @@ def draw_run_figures(df: pd.DataFrame, directory: str | Path, manifest: dict | N
 
 def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[str, object]]:
     """(file name, Axes) of each figure of one run that has something to draw: throughput.png (a line per
-    direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked)
-    and, where a GET had a first byte, ttfb.png; titled in words with the run's context when its manifest is
-    given (or in ``df.attrs``).  Rows of no request draw nothing."""
-    from objperf.plots.runs import first_byte_gets, throughput_over_time, timeline_title, ttfb_distribution
+    direction; reads' bytes received, writes' bytes the store acknowledged; the run's measured end marked),
+    where a GET had a first byte, ttfb.png, and where reads or writes were of objects of several sizes,
+    sizes.png; titled in words with the run's context when its manifest is given (or in ``df.attrs``).  Rows
+    of no request draw nothing."""
+    from objperf.plots.runs import (
+        first_byte_gets,
+        latency_by_size,
+        sized_requests,
+        throughput_over_time,
+        timeline_title,
+        ttfb_distribution,
+    )
+    from objperf.plots.style import NothingToDraw
 
     if not len(df):
         return []
@@ -89,6 +101,11 @@ def run_figures(df: pd.DataFrame, manifest: dict | None = None) -> list[tuple[st
     drawn = [("throughput.png", throughput_over_time(df, title=titled(timeline_title(df))))]
     if len(first_byte_gets(df)):
         drawn.append(("ttfb.png", ttfb_distribution(df, title=titled("Time to first byte of the GETs"))))
+    sized = sized_requests(df)
+    sized = sized[sized["size"] != "unknown"] if len(sized) else sized
+    if len(sized) and sized.groupby("direction")["size"].nunique().max() > 1:  # a direction of several sizes
+        with contextlib.suppress(NothingToDraw):
+            drawn.append(("sizes.png", latency_by_size(df, title=titled("Request time by object size"))))
     return drawn
 
 

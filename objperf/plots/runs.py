@@ -13,6 +13,7 @@ from objperf.analysis.stats import (
     drift_line,
     first_byte_rows,
     measured_bytes,
+    ok_rows,
     throughput_timeline,
 )
 from objperf.core.sizes import format_size
@@ -211,4 +212,45 @@ def sustained_timeline(df: pd.DataFrame, *, ax=None, bin_s: float = 1.0, title: 
                             f"{TREND_MIN_BINS * bin_s:g} s", transform=ax.transAxes, fontsize=8)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def sized_requests(df: pd.DataFrame) -> pd.DataFrame:
+    """The requests that moved a body and succeeded (GETs, PUTs, parts), with ``size`` (their object's size
+    group, ``analysis.saved.size_groups``), ``direction`` and ``latency_ms``: what ``latency_by_size`` draws."""
+    from objperf.analysis.saved import size_groups
+
+    if not len(df) or "object_size" not in df or "op" not in df:
+        return pd.DataFrame(columns=["size", "direction", "latency_ms"])
+    direction = direction_of(df)
+    moved = (direction.notna() & ok_rows(df)).to_numpy()
+    rows = df[moved]
+    return pd.DataFrame({"size": size_groups(rows["object_size"]), "direction": direction[moved].to_numpy(),
+                         "latency_ms": rows["total_s"].to_numpy(dtype=np.float64) * 1000}, index=rows.index)
+
+
+def latency_by_size(df: pd.DataFrame, *, ax=None, title: str | None = None):
+    """Each request's whole time (ms, log scale) by its object's size, a box per size group and direction (as
+    ``objperf analyze --by size`` groups them; a multipart upload's parts go with their object's size).  Rows
+    of one object size, or none known, raise ``NothingToDraw``."""
+    data = sized_requests(df)
+    data = data[data["size"] != "unknown"] if len(data) else data
+    if not len(data) or data["size"].nunique() < 2:
+        raise NothingToDraw("these requests' objects are of one size (or of none known): there is nothing to "
+                            "draw by size")
+    data = data.assign(size=data["size"].cat.remove_unused_categories(),
+                       direction=data["direction"].map(DIRECTION_LABELS))
+    ax = new_axes(ax, size=(max(7, 0.55 * data["size"].nunique() + 2), 4))
+    palette = {DIRECTION_LABELS[name]: colour for name, colour in DIRECTION_COLOURS.items()}
+    sns.boxplot(data=data, x="size", y="latency_ms", hue="direction", palette=palette, log_scale=True,
+                showfliers=False, ax=ax)
+    ax.set(xlabel="object size", ylabel="request time (ms)", title=title or "Request time by object size")
+    if data["size"].nunique() > 6:
+        ax.tick_params(axis="x", labelrotation=45)
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    fewest = int(data["size"].value_counts().min())
+    add_note(ax, f"{len(data):,} requests that moved a body, {data['size'].nunique()} sizes, at least {fewest:,} "
+             "each; boxes: quartiles, whiskers: 1.5 IQR")
     return ax

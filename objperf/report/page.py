@@ -72,14 +72,16 @@ def breakdowns(material: Material) -> str:
 
     rows = material.rows
     parts = []
-    for by in ("host", "range_size", "part_size", "object_size"):
+    # Objects by their size as analyze --by size groups them: each size, or each power of two of many
+    for by, heading in (("host", "host"), ("range_size", "range size"), ("part_size", "part size"),
+                        ("size", "object size")):
         try:
             groups = grouped(rows, by)
         except UsageError:  # not a column or setting of these rows
             continue
         groups = groups.dropna(subset=[by])
         if len(groups) > 1:
-            parts.append(f"<h3>per {html.escape(by.replace('_', ' '))}</h3>" + tables.group_table(groups, by))
+            parts.append(f"<h3>per {html.escape(heading)}</h3>" + tables.group_table(groups, by))
     return "".join(parts)
 
 

@@ -63,6 +63,7 @@ class Mixer:
         """The key's index in the rows' labels."""
         self.recorder.labels["buckets"].append(self.workload.bucket)
         self.recorder.labels["keys"].append(key)
+        self.recorder.labels["sizes"].append(self.workload.object_size)  # every object of a mix is this size
         return len(self.recorder.labels["keys"]) - 1
 
     def _url(self, op: str, index: int) -> str:
@@ -219,7 +220,7 @@ def run_mix(settings: S3Settings, workload: MixWorkload, *, out: Destination | s
     seed_places(settings, [(workload.bucket, key) for key in seeded], workload.object_size)
     recorder = Recorder("mix", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                        "buckets": [workload.bucket]},
-                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=1,
+                        workload=workload.describe(), out=out, buckets=[], keys=[], sizes=[], engine_threads=1,
                         keep_rows=keep_rows)
     try:
         mixer = Mixer(client, workload, recorder, seeded)

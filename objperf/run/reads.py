@@ -110,6 +110,7 @@ def run_read(target: ResolvedTarget, workload: ReadWorkload, *, out: Destination
         engine = make_engine(target, workload, fds or None)
         recorder = Recorder("read", target=target.describe(), workload=workload.describe(), out=out,
                             buckets=[o.bucket for o in target.objects], keys=[o.key for o in target.objects],
+                            sizes=[o.size for o in target.objects],
                             engine_threads=workload.threads if workload.engine == "curl" else workload.concurrency,
                             keep_rows=keep_rows)
     except BaseException:
@@ -129,14 +130,15 @@ def run_reads_together(pairs: list[tuple[ResolvedTarget, ReadWorkload]], *,
     """Several read engines at once into one dataset (rows keep each target's bucket and key)."""
     out = Destination.of(out)
     pairs = [(target, settled(target, workload)) for target, workload in pairs]
-    buckets, keys, offsets = [], [], []
+    buckets, keys, sizes, offsets = [], [], [], []
     for target, _ in pairs:
         offsets.append(len(keys))
         buckets += [o.bucket for o in target.objects]
         keys += [o.key for o in target.objects]
+        sizes += [o.size for o in target.objects]
     recorder = Recorder("reads-together", target={"targets": [t.describe() for t, _ in pairs]},
                         workload={"workloads": [w.describe() for _, w in pairs]}, out=out, buckets=buckets,
-                        keys=keys, engine_threads=sum(w.threads for _, w in pairs))
+                        keys=keys, sizes=sizes, engine_threads=sum(w.threads for _, w in pairs))
     parts: list[ReadPart] = []
     try:
         for (target, workload), offset in zip(pairs, offsets):

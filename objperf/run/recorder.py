@@ -22,7 +22,7 @@ from objperf.core.curl_codes import NEVER_SENT
 from objperf.core.errors import RunFailed, describe_os_error
 from objperf.core.kernel_tls import kernel_tls
 from objperf.core.sanitize import redacted
-from objperf.core.schema import empty_columns, ok_requests
+from objperf.core.schema import UNKNOWN_SIZE, empty_columns, ok_requests
 from objperf.dataset.destination import NOWHERE, Destination, RowSink
 from objperf.dataset.store_prefix import StorePrefix
 from objperf.run.control import current
@@ -90,16 +90,18 @@ class RunResult:
 class Recorder:
     """Collects a run's rows and writes them out as they come.
 
-    ``buckets``/``keys`` are the labels of the rows' ``key_index``; a run may append to them
-    while it goes (a write run names each object as it starts it).  Without a dataset the rows stay in
-    memory for the result, unless ``keep_rows`` is False: then they are counted into the summary as they
-    come and let go (about 24 bytes a row kept instead of 319), for a command that prints only the summary."""
+    ``buckets``/``keys``/``sizes`` are the labels of the rows' ``key_index`` (``sizes``: each object's size);
+    a run may append to them while it goes (a write run names each object as it starts it).  Without a
+    dataset the rows stay in memory for the result, unless ``keep_rows`` is False: then they are counted into
+    the summary as they come and let go (about 24 bytes a row kept instead of 319), for a command that prints
+    only the summary."""
 
     def __init__(self, kind: str, *, target: dict, workload: dict, out: Destination,
-                 buckets: list[str], keys: list[str], engine_threads: int = 1, keep_rows: bool = True):
+                 buckets: list[str], keys: list[str], sizes: list[int] | None = None, engine_threads: int = 1,
+                 keep_rows: bool = True):
         self.run_id = current().run_id or uuid.uuid4().hex[:16]
         self.labels = {"run_id": self.run_id, "host": current().host or socket.gethostname(), "buckets": buckets,
-                       "keys": keys}
+                       "keys": keys, "sizes": [UNKNOWN_SIZE] * len(keys) if sizes is None else sizes}
         self.manifest = {"run_id": self.run_id, "kind": kind, "started_utc": utc_now(), "system": system_info(),
                          "target": redacted(target), "workload": workload}
         self.out = out

@@ -119,6 +119,7 @@ class Uploader:
         self.recorder = recorder
         self.data = make_payload(workload)
         self.targets = write_targets(workload, recorder.run_id)
+        self.sizes = workload.size_stream()  # each object's size, drawn in turn
         self.depth = 2 * workload.concurrency
         self.engine = queue_engine(self.depth + workload.concurrency + 8, payload=self.data,
                                    concurrency=workload.concurrency, threads=workload.threads,
@@ -338,18 +339,20 @@ class Uploader:
     def _parts_wanted(self) -> int:
         """Parts the queue could take now beyond those of uploads open or being opened."""
         ready = sum(u.nparts - u.submitted for u in self.open.values() if not u.failed)
-        return self.depth - self.unfinished_jobs - ready - len(self._opening) * self.workload.parts_per_object
+        return self.depth - self.unfinished_jobs - ready - sum(u.nparts for u in self._opening.values())
 
     def _begin(self) -> Upload | None:
-        """The next object: a single PUT's upload at once; for multipart, CreateMultipartUpload calls sent
-        ahead (up to OPEN_AHEAD at a time, as many as the queue wants parts), and None (not open yet)."""
+        """The next object, its size the next one drawn: a single PUT's upload at once; for a multipart one,
+        CreateMultipartUpload calls sent ahead (up to OPEN_AHEAD at a time, as many as the queue wants parts,
+        while the objects drawn are multipart), and None (not open yet)."""
         w = self.workload
-        if not w.multipart:
-            upload = self._reserve()
-            self.open[upload.index] = upload
-            return upload
-        while (len(self._opening) < OPEN_AHEAD and self._parts_wanted() > 0
-               and self.state is State.RUNNING and not self._budget_spent()):
+        while self.state is State.RUNNING and not self._budget_spent():
+            if self.sizes.peek() <= w.part_size:  # a single PUT
+                upload = self._reserve()
+                self.open[upload.index] = upload
+                return upload
+            if len(self._opening) >= OPEN_AHEAD or self._parts_wanted() <= 0:
+                return None
             upload = self._reserve()
             # Bounded by the run's --duration as well as --timeout: an upload opened after the run is of no use
             future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
@@ -362,8 +365,10 @@ class Uploader:
         index = len(self.recorder.labels["keys"])  # rows name objects by their place in the labels
         self.recorder.labels["buckets"].append(bucket)
         self.recorder.labels["keys"].append(key)
+        size = self.sizes.take()
+        self.recorder.labels["sizes"].append(size)
         self.objects_started += 1
-        return Upload(index, bucket, key, self.workload.object_size, self.workload.parts_per_object)
+        return Upload(index, bucket, key, size, self.workload.parts_of(size))
 
     def _collect_opened(self, *, wait_s: float = 0.0, wait_all: bool = False) -> int:
         """Take in the answers of CreateMultipartUpload calls (waiting up to ``wait_s`` for one, or for all);
@@ -504,18 +509,22 @@ class Uploader:
                 "written": sorted({f"s3://{u.bucket}/{u.key}" for u in self.written})[:1000]}
 
     def verify(self) -> str:
-        """Read every written key back (its last write) and compare it with the payload."""
-        latest = {(u.bucket, u.key): u for u in self.written}
+        """Read every written key back (its last write) and compare it with the payload.  An object's bytes
+        follow from its size alone; a key written at several sizes (``--sizes``), some at once, holds
+        whichever upload the store took last, so it must read back as one of them, whole."""
+        sizes: dict[tuple[str, str], set[int]] = {}
+        for u in self.written:
+            sizes.setdefault((u.bucket, u.key), set()).add(u.size)
         bad = []
-        with phase(f"verifying {plural(len(latest), 'object')}: reading each back…"):
-            for (bucket, key), upload in latest.items():
-                body = self.client.get_object(bucket, key, limit=upload.size)
-                if len(body) != upload.size or body != expected_bytes(self.data, upload.size, 0, upload.size):
+        with phase(f"verifying {plural(len(sizes), 'object')}: reading each back…"):
+            for (bucket, key), written in sizes.items():
+                body = self.client.get_object(bucket, key, limit=max(written))
+                if len(body) not in written or body != expected_bytes(self.data, len(body), 0, len(body)):
                     bad.append(f"s3://{bucket}/{key}")
         if bad:
-            return f"FAILED: {len(bad)} of the {len(latest)} keys written differ from their last upload " \
+            return f"FAILED: {len(bad)} of the {len(sizes)} keys written differ from their last upload " \
                    f"({', '.join(bad[:3])})"
-        return f"ok: every key written ({len(latest)}) reads back equal to its last upload"
+        return f"ok: every key written ({len(sizes)}) reads back equal to its last upload"
 
     def cleanup(self) -> int:
         """Delete every key this run wrote to (and only those)."""

@@ -38,7 +38,8 @@ def run_write(settings: S3Settings, workload: WriteWorkload, *, out: Destination
                                  s3_error="NoSuchBucket")
     recorder = Recorder("write", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                          "buckets": list(workload.buckets)},
-                        workload=workload.describe(), out=out, buckets=[], keys=[], engine_threads=workload.threads,
+                        workload=workload.describe(), out=out, buckets=[], keys=[], sizes=[],
+                        engine_threads=workload.threads,
                         keep_rows=keep_rows)
     uploader = _uploader(client, workload, recorder)
     status = drive(recorder, [uploader], on_progress=on_progress)
@@ -97,6 +98,7 @@ def run_mixed(read_target: ResolvedTarget, read_workload: ReadWorkload, settings
                                                    "buckets": list(write_workload.buckets)}},
                         workload={"read": read_workload.describe(), "write": write_workload.describe()}, out=out,
                         buckets=[o.bucket for o in read_target.objects], keys=[o.key for o in read_target.objects],
+                        sizes=[o.size for o in read_target.objects],
                         engine_threads=read_workload.threads + write_workload.threads, keep_rows=keep_rows)
     try:
         reader = make_engine(read_target, read_workload, None)

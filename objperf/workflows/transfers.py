@@ -56,6 +56,7 @@ def put(options: PutOptions, invocation: Invocation):
     from objperf.cluster.writes import abort_lost
     from objperf.run.jobs import write_job
 
+    options.check_sizes()
     out = _check(options, "put", invocation)
     buckets, prefix = write_destination(options.url, options.buckets)
     out.check_apart(buckets, [prefix] * len(buckets))
@@ -65,8 +66,9 @@ def put(options: PutOptions, invocation: Invocation):
             settings, create = options.s3_settings(), options.create_bucket
         else:
             objects = workload.requests or workload.keys * len(buckets)
-            fits_embedded(invocation, objects * workload.object_size, f"writing {objects} object(s) of "
-                          f"{format_size(workload.object_size)}")
+            size = round(workload.distribution.mean())  # on average, when --sizes draws them
+            fits_embedded(invocation, objects * size, f"writing {objects} object(s) of "
+                          f"{'on average ' if workload.sizes else ''}{format_size(size)}")
             settings, create = stack.enter_context(invocation.local_server()).settings(), True
         job = functools.partial(write_job, settings, workload, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
@@ -107,8 +109,8 @@ def mixed(options: MixedOptions, invocation: Invocation):
         if options.url:
             url, settings, create = options.url, options.s3_settings(), False
         else:
-            fits_embedded(invocation, options.object_size * (1 + writes.keys * len(buckets)),
-                          "seeding the object to read and writing beside it")
+            written = round(writes.distribution.mean()) * writes.keys * len(buckets)
+            fits_embedded(invocation, options.object_size + written, "seeding the object to read and writing beside it")
             server = stack.enter_context(invocation.local_server())
             url = seed_embedded(server, options.object_size, None, [], invocation, reseed=options.reseed)
             settings, create = server.settings(), True
