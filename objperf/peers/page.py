@@ -28,7 +28,10 @@ time as objperf's slots: "obstore" into a file in `/dev/shm` (each range written
 thread), "obstore ram" holding each range as its own Bytes in memory, counted and let go, the counterpart of
 objperf's RAM sink; it writes with `put_async` (multipart, the same part size and concurrency).
 s3torchconnector reads through an S3Reader and writes through an S3Writer (the CRT sets its own
-concurrency); it takes no CA bundle, so it runs over plain HTTP only.
+concurrency); it takes no CA bundle, so it runs over plain HTTP only. "objperf ram 128KiB" is objperf with
+the fixed receive buffer its slots had before each followed its reads, the yardstick of the adaptive one;
+the scale table holds objperf's memory at 4096 in flight to libcurl's own, a plain C program with one multi
+handle and 4096 easy handles with objperf's options (`objperf/peers/multi_yardstick.c`), reading the same.
 
 Columns: "marginal" CPU takes out what each client spends on a 1 MiB object (start-up, imports,
 connection); "in-run" is objperf's own count during the transfer; "running" is a client's Gbps once started;
