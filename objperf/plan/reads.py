@@ -15,8 +15,8 @@ SINKS = ("ram", "discard", "file")
 READ_OPS = ("get", "head", "delete")  # what a read plan's requests are (delete: each key once, by objperf delete)
 ENGINES = ("curl", "requests")
 # libcurl's receive buffer per slot: where each slot's starts, and the most it grows to while its reads
-# fill it (the engine's adapt.pxi).  A store's streams arrive a few hundred KiB a read and settle near the
-# start; a very fast stream (nginx from memory) fills any buffer and grows to the most.
+# fill it (the engine's adapt.pxi).  A stream whose reads fill the buffer (nginx from memory; a local store
+# read by a client that shares its cores) grows to the most; one that trickles shrinks toward 8 KiB.
 RECEIVE_BUFFER = 128 << 10
 RECEIVE_BUFFER_MAX = 1 << 20
 RECEIVE_BUFFERS_TOTAL = 32 << 20  # 256 slots of 128 KiB; what the slots may grow to together, too
