@@ -508,23 +508,6 @@ def bench_cluster(bench: Bench, *, duration: float = 10.0, repeat: int = 1) -> s
     return "\n".join(lines)
 
 
-def libcurl_line(objperf: dict[int, list[Measured]], alone: dict[int, list[Measured]], program: Path | str) -> str:
-    """objperf's peak RSS at 4096 in flight beyond its own c=1, against libcurl's in a plain C program."""
-    if not isinstance(program, Path):
-        return f"libcurl alone (C, one multi handle): not run, {program}"
-
-    def beyond(runs: dict[int, list[Measured]]) -> float | None:
-        low, high = ([m.peak_rss_mib for m in runs[c] if m.ok] for c in (1, 4096))
-        return median(high) - median(low) if low and high else None
-
-    mine, theirs = beyond(objperf), beyond(alone)
-    if mine is None or theirs is None:
-        failed = [m.detail for runs in alone.values() for m in runs if not m.ok] or ["objperf failed"]
-        return f"libcurl alone (C, one multi handle): no comparison ({failed[-1][-200:]})"
-    return (f"c=4096's peak RSS beyond c=1's: objperf {mine:.0f} MiB, libcurl alone (C, one multi handle, the same "
-            f"options and server) {theirs:.0f} MiB: {mine / theirs:.2f}x (goal: at most 1.10x)")
-
-
 def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, repeat: int = 1) -> str:
     """Beyond the usual concurrency, against nginx serving /dev/shm, ``repeat`` interleaved rounds: objperf's
     discard sink at 256 and at 4096 in flight (256 KiB ranges for ``duration``: throughput, peak and private
@@ -587,7 +570,7 @@ def bench_scale(bench: Bench, *, duration: float = 8.0, requests: int = 20_000, 
         lines.append(f"c=4096's peak RSS beyond c=1's and its slots' receive buffers: "
                      f"{median(most) - median(alone) - buffers:.0f} MiB ({median(most):.0f} - {median(alone):.0f} - "
                      f"{buffers:.0f}), what 4096 slots cost besides the buffers they ask for")
-    lines.append(libcurl_line(ranged, libcurl_alone, program))
+    lines.append(yardstick.against(ranged, libcurl_alone, program))
     held = [json.loads(b.detail)["gbps"] / json.loads(a.detail)["gbps"]
             for a, b in zip(ranged[256], ranged[4096]) if a.ok and b.ok]
     if held:

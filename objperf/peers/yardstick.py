@@ -8,6 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from objperf.peers.clients import Measured
+from objperf.peers.tables import median
+
 SOURCE = Path(__file__).with_name("multi_yardstick.c")
 
 
@@ -28,3 +31,20 @@ def build(workdir: Path) -> Path | str:
 def command(program: Path, url: str, size: int, range_size: int, concurrency: int, buffer: int,
             seconds: float) -> list[str]:
     return [str(program), url, str(size), str(range_size), str(concurrency), str(buffer), f"{seconds:g}"]
+
+
+def against(objperf: dict[int, list[Measured]], alone: dict[int, list[Measured]], program: Path | str) -> str:
+    """objperf's peak RSS at 4096 in flight beyond its own c=1, against libcurl's in a plain C program."""
+    if not isinstance(program, Path):
+        return f"libcurl alone (C, one multi handle): not run, {program}"
+
+    def beyond(runs: dict[int, list[Measured]]) -> float | None:
+        low, high = ([m.peak_rss_mib for m in runs[c] if m.ok] for c in (1, 4096))
+        return median(high) - median(low) if low and high else None
+
+    mine, theirs = beyond(objperf), beyond(alone)
+    if mine is None or theirs is None:
+        failed = [m.detail for runs in alone.values() for m in runs if not m.ok] or ["objperf failed"]
+        return f"libcurl alone (C, one multi handle): no comparison ({failed[-1][-200:]})"
+    return (f"c=4096's peak RSS beyond c=1's: objperf {mine:.0f} MiB, libcurl alone (C, one multi handle, the same "
+            f"options and server) {theirs:.0f} MiB: {mine / theirs:.2f}x (goal: at most 1.10x)")
