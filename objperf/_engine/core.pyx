@@ -59,21 +59,6 @@ include "payload.pxi"
 
 cdef uint64_t RNG_STRIDE = 0x2545F4914F6CDD1D
 JOIN_POLL_S = 0.002
-SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
-IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
-JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int64, "length": np.int64,
-               "payload_offset": np.int64, "attempt": np.int16, "ring": np.int32, "busy": np.intc}
-if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD,
-                                                             OPC_DELETE) or \
-        (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
-         ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
-    raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")
-
-
-cdef inline void check_easy(CURLcode code, str what) except *:
-    """The one conversion of a CURLcode met while setting the engine up."""
-    if code != CURLE_OK:
-        raise EngineError(f"{what}: {curl_easy_strerror(code).decode()}", code=code)
 
 
 # The engine threads hold the engine (their target is its bound method) and it holds them: a cycle.  The
@@ -413,17 +398,7 @@ cdef class Engine:
     @property
     def fault(self):
         """Why the engine stopped a run itself (a request libcurl would not start), or None."""
-        cdef int kind = op_atomic_load_int(&self.shared.fault_kind), code = self.shared.fault_code
-        if kind == FAULT_SETOPT:
-            return EngineError(f"libcurl refused a request's options: {curl_easy_strerror(<CURLcode>code).decode()}",
-                               code=code)
-        if kind == FAULT_SINK:
-            return RunFailed(f"cannot write the file sink: {describe_os_error(OSError(code, os.strerror(code)))}",
-                             code=CURLE_WRITE_ERROR)
-        if kind == FAULT_ADD:
-            return EngineError(f"libcurl refused to start a request: {curl_multi_strerror(<CURLMcode>code).decode()}",
-                               code=CURLE_FAILED_INIT)
-        return None
+        return fault_error(op_atomic_load_int(&self.shared.fault_kind), self.shared.fault_code)
 
     def progress(self):
         """(body bytes, finished requests, failed requests) so far; cheap, for progress lines."""

@@ -1,5 +1,13 @@
 # The options each slot's easy handle keeps for the whole run.
 
+IP_RESOLVE = {"any": CURL_IPRESOLVE_WHATEVER, "4": CURL_IPRESOLVE_V4, "6": CURL_IPRESOLVE_V6}
+
+cdef inline void check_easy(CURLcode code, str what) except *:
+    """The one conversion of a CURLcode met while setting the engine up."""
+    if code != CURLE_OK:
+        raise EngineError(f"{what}: {curl_easy_strerror(code).decode()}", code=code)
+
+
 cdef configure_easy(Slot *s, curl_slist *headers, curl_slist *connect_to, list keep, str ip, interface,
                     str http_version, bint tls, int64_t buffer_size, double timeout, double connect_timeout,
                     bint keepalive, int64_t max_speed):

@@ -1,6 +1,9 @@
 # Queue mode (uploads, explicit request lists): the engine takes jobs that Python submits.
 # An entry of the job table is the caller's again only once its job's row is written.
 
+JOB_COLUMNS = {"url": np.uintp, "op": np.int8, "key": np.int32, "offset": np.int64, "length": np.int64,
+               "payload_offset": np.int64, "attempt": np.int16, "ring": np.int32, "busy": np.intc}
+
 cdef bint claim_job(Shared *sh, int64_t *position) noexcept nogil:
     cdef int64_t t
     while True:

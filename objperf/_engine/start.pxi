@@ -28,6 +28,20 @@ cdef bint fail_start(Slot *s, int kind, int code, CURLcode row_code) noexcept no
     return False
 
 
+def fault_error(int kind, int code):
+    """The error of a run the engine stopped itself (``Shared.fault_kind`` and ``fault_code``), or None."""
+    if kind == FAULT_SETOPT:
+        return EngineError(f"libcurl refused a request's options: {curl_easy_strerror(<CURLcode>code).decode()}",
+                           code=code)
+    if kind == FAULT_SINK:
+        return RunFailed(f"cannot write the file sink: {describe_os_error(OSError(code, os.strerror(code)))}",
+                         code=CURLE_WRITE_ERROR)
+    if kind == FAULT_ADD:
+        return EngineError(f"libcurl refused to start a request: {curl_multi_strerror(<CURLMcode>code).decode()}",
+                           code=CURLE_FAILED_INIT)
+    return None
+
+
 cdef inline bint set_range(Slot *s, bint whole) noexcept nogil:
     cdef CURLcode rc
     if whole:

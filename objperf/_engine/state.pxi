@@ -159,3 +159,12 @@ ctypedef struct Slot:
     int64_t rbuf_big     # the largest read,
     int32_t rbuf_reads   # reads,
     int32_t rbuf_fills   # and reads that filled the buffer
+
+
+SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
+# The C state and objperf.core.schema's rows agree, or the engine is stale.
+if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD,
+                                                             OPC_DELETE) or \
+        (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
+         ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
+    raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")
