@@ -17,7 +17,7 @@ import numpy as np
 
 from objperf._engine.config import queue_engine
 from objperf._engine.payload import payload
-from objperf.core.progress import phase
+from objperf.core.progress import phase, tell
 from objperf.core.schema import OP, OPS, ok_requests
 from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_open_files
@@ -217,7 +217,7 @@ def run_mix(settings: S3Settings, workload: MixWorkload, *, out: Destination | s
         client.create_bucket(workload.bucket)
     ensure_open_files(workload.concurrency, extra=8)
     seeded = [f"{workload.prefix}pool/object-{i:06d}" for i in range(workload.objects_seeded)]
-    seed_places(settings, [(workload.bucket, key) for key in seeded], workload.object_size)
+    seed_places(settings, [(workload.bucket, key) for key in seeded], workload.object_size, say=tell)
     recorder = Recorder("mix", target={"kind": "s3", **settings.describe(), "endpoint": client.endpoint,
                                        "buckets": [workload.bucket]},
                         workload=workload.describe(), out=out, buckets=[], keys=[], sizes=[], engine_threads=1,
