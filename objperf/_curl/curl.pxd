@@ -19,6 +19,7 @@ cdef extern from "curl/curl.h" nogil:
         CURLE_ABORTED_BY_CALLBACK
         CURLE_OPERATION_TIMEDOUT
         CURLE_PEER_FAILED_VERIFICATION
+        CURLE_FILESIZE_EXCEEDED
 
     ctypedef enum CURLMcode:
         CURLM_OK

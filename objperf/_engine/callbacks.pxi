@@ -25,6 +25,15 @@ cdef size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) noexc
             memcpy(s.errbuf + s.errlen, data, room)
             s.errlen += room
         return total
+    if s.doc_cap > 0:
+        # The answer's document (a listing's page, a batch's or a copy's result) lands in the job's own
+        # buffer, which bounds it: a longer one ends the transfer and fails its row.
+        if s.got + <int64_t>total > s.doc_cap:
+            s.doc_too_long = 1
+            return 0
+        memcpy(s.doc + s.got, data, total)
+        s.got += total
+        return total
     if s.op == OPC_GET and s.got + <int64_t>total > s.length:
         # More than the range: the server ignored Range and is sending the whole object (or more than
         # the object's size it gave).  No byte of it lands past the slot's range; the transfer ends here
@@ -128,26 +137,44 @@ cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noe
     return total
 
 
+cdef inline int64_t copy_part(char *buffer, const char *part, int64_t part_len, int64_t at, int64_t room) noexcept nogil:
+    """Bytes of ``part`` from ``at`` into ``buffer``, at most ``room``; how many."""
+    cdef int64_t n = part_len - at
+    if n <= 0 or room <= 0:
+        return 0
+    if n > room:
+        n = room
+    memcpy(buffer, part + at, n)
+    return n
+
+
 cdef size_t on_upload(char *buffer, size_t size, size_t nitems, void *userdata) noexcept nogil:
-    """Fill libcurl's upload buffer from the payload, which repeats: a body longer than the
-    payload wraps round to its start."""
+    """Fill libcurl's upload buffer with the body: the job's bytes before its payload range, the range (the
+    payload repeats: a range longer than the payload wraps round to its start), then the job's bytes after."""
     cdef Slot *s = <Slot *>userdata
     cdef Shared *sh = s.ts.shared
-    cdef int64_t room = s.length - s.sent
+    cdef int64_t room = s.upload_len - s.upos
     cdef int64_t want = <int64_t>(size * nitems)
-    cdef int64_t done = 0, at, n
+    cdef int64_t done = 0, at, n, ranged = s.length if sends_payload(s.op) else 0
     if want < room:
         room = want
-    while done < room:
-        at = (s.payload_offset + s.sent + done) % sh.payload_len
+    if s.upos < s.before_len:
+        done += copy_part(buffer, s.before, s.before_len, s.upos, room)
+    while done < room and s.upos + done < s.before_len + ranged:
+        at = (s.payload_offset + s.sent) % sh.payload_len
         n = sh.payload_len - at
         if n > room - done:
             n = room - done
+        if n > ranged - s.sent:
+            n = ranged - s.sent
         memcpy(buffer + done, sh.payload + at, n)
         done += n
-    s.sent += room
-    s.ts.bytes_done += room
-    return <size_t>room
+        s.sent += n
+        s.ts.bytes_done += n
+    if done < room:
+        done += copy_part(buffer + done, s.after, s.after_len, s.upos + done - s.before_len - ranged, room - done)
+    s.upos += done
+    return <size_t>done
 
 
 cdef int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp) noexcept nogil:

@@ -39,7 +39,8 @@ from objperf._curl.curl cimport *
 from objperf._engine.config import EngineConfig, JobQueue, ReadPlan
 from objperf._engine.starting import stop_signals_deferred
 from objperf.core.errors import EngineError, RunFailed, describe_os_error
-from objperf.core.schema import ENGINE_COLUMNS, OP_DELETE, OP_GET, OP_HEAD, OP_PUT, OP_UPLOAD_PART
+from objperf.core.schema import (ENGINE_COLUMNS, OP_COPY, OP_DELETE, OP_DELETE_OBJECTS, OP_GET, OP_HEAD, OP_LIST, OP_PUT,
+                                 OP_UPLOAD_PART, OP_UPLOAD_PART_COPY)
 from objperf.plan.reads import SequentialPlan, range_count
 
 cnp.import_array()
@@ -86,11 +87,7 @@ cdef class Engine:
     cdef list _rings         # per thread: dict of column arrays
     cdef list _buffers       # per slot: RAM sink buffer (NumPy)
     cdef list _pythreads
-    cdef dict _jobs          # queue mode: column arrays of the job table
-    cdef list _job_urls      # queue mode: the URL bytes each job-table entry points at
-    cdef list _free_entries  # queue mode: entries known to be free
-    cdef int64_t _entry_cursor
-    cdef object _payload
+    cdef JobTable _jobs      # queue mode: the job table
     cdef tuple _final        # progress() and rows_dropped, kept when close() frees the threads' state
     cdef list _final_rbufs   # receive_buffers, kept when close() frees the slots
 
@@ -101,7 +98,7 @@ cdef class Engine:
         # Everything __dealloc__ looks at is valid before anything can fail.
         self.shared.finished_fd = -1
         self._keep, self._retired_urls, self._rings, self._buffers, self._pythreads = [], [], [], [], []
-        self._current_urls, self._job_urls, self._free_entries, self._jobs = [], [], [], {}
+        self._current_urls, self._jobs = [], JobTable()
         if not isinstance(config, EngineConfig) or not isinstance(feed, (ReadPlan, JobQueue)):
             raise TypeError("Engine(config: EngineConfig, feed: ReadPlan | JobQueue)")
         config.check()
@@ -119,7 +116,7 @@ cdef class Engine:
         for entry in config.connect_to:
             self.connect_to = curl_slist_append(self.connect_to, entry.encode())
         # An empty Expect: stops libcurl waiting up to a second for "100 Continue" before each body.
-        self.headers = curl_slist_append(NULL, b"Expect:")
+        self.headers = self.shared.headers = curl_slist_append(NULL, b"Expect:")
         self._setup_threads(config)
         self._setup_slots(config, max(max(sizes), 1))
 
@@ -246,7 +243,6 @@ cdef class Engine:
 
     cdef _setup_queue(self, int capacity, payload):
         cdef Shared *sh = &self.shared
-        cdef cnp.ndarray data
         sh.queue_mode = capacity > 0
         sh.job_cap = capacity
         if not sh.queue_mode:
@@ -254,63 +250,42 @@ cdef class Engine:
         sh.finished_fd = op_eventfd()
         if sh.finished_fd < 0:
             raise EngineError("cannot create the engine's job-finished eventfd")
-        self._jobs = {name: np.zeros(capacity, dtype=dtype) for name, dtype in JOB_COLUMNS.items()}
-        self._job_urls = [None] * capacity
-        self._free_entries = list(range(capacity - 1, -1, -1))
-        sh.job_url = <char **>cnp.PyArray_DATA(self._jobs["url"])
-        sh.job_op = <int8_t *>cnp.PyArray_DATA(self._jobs["op"])
-        sh.job_key = <int32_t *>cnp.PyArray_DATA(self._jobs["key"])
-        sh.job_offset = <int64_t *>cnp.PyArray_DATA(self._jobs["offset"])
-        sh.job_length = <int64_t *>cnp.PyArray_DATA(self._jobs["length"])
-        sh.job_payload_offset = <int64_t *>cnp.PyArray_DATA(self._jobs["payload_offset"])
-        sh.job_attempt = <int16_t *>cnp.PyArray_DATA(self._jobs["attempt"])
-        sh.job_ring = <int32_t *>cnp.PyArray_DATA(self._jobs["ring"])
-        sh.job_busy = <int *>cnp.PyArray_DATA(self._jobs["busy"])
-        if payload is not None:
-            data = np.ascontiguousarray(payload, dtype=np.uint8)
-            self._payload = data
-            sh.payload = <char *>cnp.PyArray_DATA(data)
-            sh.payload_len = data.shape[0]
-
-    cdef int64_t _free_entry(self) except -2:
-        """An entry of the job table whose job has finished (its row written), or -1 if none is."""
-        cdef Shared *sh = &self.shared
-        cdef int64_t n
-        if self._free_entries:
-            return self._free_entries.pop()
-        for n in range(sh.job_cap):
-            self._entry_cursor = (self._entry_cursor + 1) % sh.job_cap
-            if op_atomic_load_int(&sh.job_busy[self._entry_cursor]) == 0:
-                return self._entry_cursor
-        return -1
+        self._jobs.setup(sh, capacity, payload)
 
     def submit(self, url, int op, int key_index, int64_t offset, int64_t length, int64_t payload_offset=0,
-               int attempt=0):
-        """Queue one job.  At most ``queue_capacity`` jobs are unfinished at a time (submitted, no row
-        written yet): an entry of the job table is reused only once its job has finished."""
+               int attempt=0, headers=(), bytes before=b"", bytes after=b"", int64_t document=0):
+        """Queue one job; its entry in the job table.  At most ``queue_capacity`` jobs are unfinished at a time
+        (submitted, no row written yet): an entry is reused only once its job has finished.
+
+        ``headers``: header lines (bytes) this request sends beside the engine's own.  ``before``/``after``:
+        the body's bytes around its payload range (a PUT's or a part's; the whole body of other ops).
+        ``document``: keep the answer's document, at most this many bytes (a longer one fails the row),
+        until ``document(entry)`` takes it; until then the entry is not reused."""
         cdef Shared *sh = &self.shared
         cdef int64_t head = sh.job_head, j
         cdef bytes raw = url if isinstance(url, bytes) else url.encode()
         if not sh.queue_mode:
             raise RuntimeError("submit() needs an Engine made with queue_capacity > 0")
-        if (op == OPC_PUT or op == OPC_UPLOAD_PART) and (length < 0 or (length > 0 and not 0 <= payload_offset <
-                                                                        sh.payload_len)):
+        if sends_payload(op) and (length < 0 or (length > 0 and not 0 <= payload_offset < sh.payload_len)):
             raise ValueError("an upload starts inside the payload (it wraps round past its end)")
-        j = self._free_entry()
+        lines = tuple(line if isinstance(line, bytes) else line.encode() for line in headers)
+        if any(b"\r" in line or b"\n" in line or b"\0" in line or b":" not in line for line in lines):
+            raise ValueError("a header line is one 'name: value', without CR, LF or NUL")
+        if document < 0:
+            raise ValueError("a document's bound is a size in bytes")
+        j = self._jobs.put(raw, op, key_index, offset, length, payload_offset, attempt, lines, before, after,
+                           document)
         if j < 0:
             raise RuntimeError("job queue is full")
-        self._job_urls[j] = raw
-        sh.job_url[j] = <char *>raw
-        sh.job_op[j] = op
-        sh.job_key[j] = key_index
-        sh.job_offset[j] = offset
-        sh.job_length[j] = length
-        sh.job_payload_offset[j] = payload_offset
-        sh.job_attempt[j] = attempt
         op_atomic_store_int(&sh.job_busy[j], 1)
         sh.job_ring[head % sh.job_cap] = <int32_t>j
         op_atomic_store(&sh.job_head, head + 1)
         self._wake()
+        return j
+
+    def document(self, int64_t entry):
+        """The answer's document of the finished job in ``entry`` (submitted with ``document``), as bytes."""
+        return self._jobs.document(entry)
 
     def close_queue(self):
         """No more jobs will come: the engine ends once the queued ones are done."""
@@ -570,7 +545,9 @@ cdef class Engine:
             self.connect_to = NULL
         if self.headers != NULL:
             curl_slist_free_all(self.headers)
-            self.headers = NULL
+            self.headers = self.shared.headers = NULL
+        if self._jobs is not None:
+            self._jobs.free_c()
         if self.shared.finished_fd >= 0:
             op_event_close(-1, self.shared.finished_fd)
             self.shared.finished_fd = -1

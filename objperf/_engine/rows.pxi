@@ -124,6 +124,8 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
     cdef curl_off_t uploaded = 0, told = -1
     if s.overrun or s.range_told < 0:
         return CURLE_RANGE_ERROR  # not a write error of ours: the server did not deliver the range
+    if s.doc_too_long:
+        return CURLE_FILESIZE_EXCEEDED  # an answer's document past the bound the job set for it
     if result != CURLE_OK or code < 200 or code >= 300:
         return result
     if s.op == OPC_GET:
@@ -136,13 +138,13 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
         curl_easy_getinfo(s.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &told)
         if told != s.length or s.etag[0] == 0:
             return CURLE_WEIRD_SERVER_REPLY
-    elif s.op == OPC_PUT or s.op == OPC_UPLOAD_PART:
+    elif uploads(s.op):
         # Answered before its body was all sent (libcurl stops sending at a final answer): the store cannot
         # hold what it was asked to.  What libcurl wrote to the connection, not only what it took from us.
         curl_easy_getinfo(s.easy, CURLINFO_SIZE_UPLOAD_T, &uploaded)
-        if s.sent < s.length or uploaded < s.length:
+        if s.upos < s.upload_len or uploaded < s.upload_len:
             return CURLE_SEND_ERROR
-        if s.etag[0] == 0:
+        if sends_payload(s.op) and s.etag[0] == 0:
             return CURLE_WEIRD_SERVER_REPLY
     return result
 
@@ -178,8 +180,10 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
             r.nbytes[i] = 0
         elif result != CURLE_OK and result != CURLE_ABORTED_BY_CALLBACK:  # failed on the way: nothing was done
             r.nbytes[i] = 0
-        elif s.op == OPC_GET:
+        elif s.op == OPC_GET or s.op == OPC_LIST:
             r.nbytes[i] = s.got
+        elif s.op == OPC_COPY or s.op == OPC_UPLOAD_PART_COPY:
+            r.nbytes[i] = s.length  # what the store copied: the caller fails the row if its document says otherwise
         else:
             r.nbytes[i] = s.sent
         copy_text(r.etag + i * ETAG_CAP, s.etag, ETAG_CAP)
@@ -196,6 +200,8 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     else:
         ts.rows_dropped += 1
     if s.job_entry >= 0:  # the job's entry may be reused from now on: nothing reads it any more
+        if s.doc_cap > 0:
+            sh.job_doc_len[s.job_entry] = s.got
         op_atomic_store_int(&sh.job_busy[s.job_entry], 0)
         s.job_entry = -1
     if sh.finished_fd >= 0:

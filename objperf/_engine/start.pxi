@@ -6,6 +6,8 @@ cdef inline void reset_slot(Slot *s) noexcept nogil:
     s.overrun = 0
     s.range_told = 0
     s.sent = 0
+    s.upos = 0
+    s.doc_too_long = 0
     s.status = 0
     s.status_known = 0
     s.errlen = 0

@@ -16,6 +16,10 @@ cdef enum:
     OPC_UPLOAD_PART = 2
     OPC_HEAD = 6         # objperf.core.schema's OPS: a stat of the object, its headers alone
     OPC_DELETE = 7       # ... and the object deleted
+    OPC_LIST = 8         # a page of a listing: its document lands in the job's own buffer
+    OPC_DELETE_OBJECTS = 9  # a batch deleted: the request's document sent, the answer's kept
+    OPC_COPY = 10        # a copy made by the store: the answer's document kept
+    OPC_UPLOAD_PART_COPY = 11
     STOP_NONE = 0
     STOP_DRAIN = 1
     STOP_ABORT = 2
@@ -95,6 +99,17 @@ ctypedef struct Shared:
     int64_t *job_length
     int64_t *job_payload_offset
     int16_t *job_attempt
+    # Each entry's own request: headers (NULL: the engine's), the body's bytes before and after its payload
+    # range, and where the answer's document lands (a listing's page, a batch's or a copy's result).
+    curl_slist **job_headers
+    char **job_before
+    int64_t *job_before_len
+    char **job_after
+    int64_t *job_after_len
+    char **job_doc
+    int64_t *job_doc_cap
+    int64_t *job_doc_len
+    curl_slist *headers  # the engine's own headers, which every request without its own sends
     char *payload
     int64_t payload_len
     int finished_fd      # queue mode: eventfd signalled whenever a job finishes (wait_finished)
@@ -151,7 +166,16 @@ ctypedef struct Slot:
     int op
     int attempt
     int64_t payload_offset
-    int64_t sent
+    int64_t sent         # bytes of the payload range sent
+    int64_t upos         # bytes of the whole body sent: before, the payload range, after
+    int64_t upload_len   # the whole body
+    const char *before   # queue mode: the job's body bytes around its payload range (or NULL)
+    int64_t before_len
+    const char *after
+    int64_t after_len
+    char *doc            # queue mode: where the answer's document lands (or NULL), at most doc_cap bytes
+    int64_t doc_cap
+    int doc_too_long     # the answer's document was longer than doc_cap: the row fails
     char etag[ETAG_CAP]
     int8_t tls_resumed   # how this request's TLS connection began, read while it was attached (rows.pxi)
     int64_t rbuf         # the receive buffer libcurl reads this slot's bodies into, and what its reads
@@ -163,8 +187,9 @@ ctypedef struct Slot:
 
 SINKS = {"discard": SINK_DISCARD, "ram": SINK_RAM, "file": SINK_FILE}
 # The C state and objperf.core.schema's rows agree, or the engine is stale.
-if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE) != (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD,
-                                                             OPC_DELETE) or \
+if (OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE, OP_LIST, OP_DELETE_OBJECTS, OP_COPY, OP_UPLOAD_PART_COPY) != \
+        (OPC_GET, OPC_PUT, OPC_UPLOAD_PART, OPC_HEAD, OPC_DELETE, OPC_LIST, OPC_DELETE_OBJECTS, OPC_COPY,
+         OPC_UPLOAD_PART_COPY) or \
         (ENGINE_COLUMNS["s3_error"].itemsize, ENGINE_COLUMNS["remote_ip"].itemsize,
          ENGINE_COLUMNS["etag"].itemsize) != (S3ERR_CAP, IP_CAP, ETAG_CAP):
     raise ImportError("objperf.core.schema and the compiled engine disagree: rebuild the engine")

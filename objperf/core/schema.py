@@ -77,11 +77,15 @@ ENGINE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dtype) for name, dtype in 
     ("etag", f"S{ETAG_BYTES}"),
 )}
 
-OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE")
+OPS = ("GET", "PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "ABORT_MPU", "HEAD", "DELETE", "LIST",
+       "DELETE_OBJECTS", "COPY", "UPLOAD_PART_COPY")
 OP = {name: code for code, name in enumerate(OPS)}
 OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE = OP["GET"], OP["PUT"], OP["UPLOAD_PART"], OP["HEAD"], OP["DELETE"]
-# Requests that move no body, each reported apart: its rate, latency and errors (the summary's "ops")
-METADATA_OPS = ("HEAD", "DELETE")
+OP_LIST, OP_DELETE_OBJECTS, OP_COPY, OP_UPLOAD_PART_COPY = (OP["LIST"], OP["DELETE_OBJECTS"], OP["COPY"],
+                                                            OP["UPLOAD_PART_COPY"])
+# Requests that move no object's body through the client, each reported apart: its rate, latency and errors
+# (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied.
+METADATA_OPS = ("HEAD", "DELETE", "LIST", "DELETE_OBJECTS", "COPY", "UPLOAD_PART_COPY")
 # Op codes by direction of the body.
 DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
@@ -113,6 +117,7 @@ CURL_ERRORS = {
     55: "Failed sending data to the peer", 56: "Failure when receiving data from the peer",
     58: "Problem with the local SSL certificate", 59: "Couldn't use specified SSL cipher",
     60: "SSL peer certificate or SSH remote key was not OK",
+    63: "Maximum file size exceeded (an answer's document longer than objperf reads of it)",
     61: "Unrecognized or bad HTTP Content or Transfer-Encoding",
     65: "Send failed since rewinding of the data stream failed",
     77: "Problem with the SSL CA cert (path? access rights?)", 80: "Failed to shut down the SSL connection",
