@@ -212,3 +212,32 @@ def test_the_libcurl_yardstick_builds_and_reads_every_byte_it_asks_for(nginx, tm
     wrong = subprocess.run(yardstick.command(program, nginx.http_url + ".missing", 4 << 20, 1 << 20, 2, 8 << 10, 0.2),
                            capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 1 and wrong.stdout.split()[2] == wrong.stdout.split()[0]  # every 404 counted failed
+
+
+def test_curl_serial_gets_the_whole_object_once_a_pass():
+    from objperf.peers.clients import curl_serial
+
+    _, config = curl_serial("http://host/obj", passes=3)
+    transfers = config.split("next\n")
+    assert len(transfers) == 3 and all('url = "http://host/obj"' in t and "range" not in t for t in transfers)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+def test_every_nginx_reader_reads_the_object_once_a_pass_and_is_checked(tmp_path):
+    """The bench's table of reads from nginx: each client reads the object ``passes`` times over, every byte
+    counted; a client that read less is not ok."""
+    from objperf.peers.bench import BIG_KEY, Bench
+
+    size = 3 << 20
+    bench = Bench(size, 4, 1 << 20, tmp_path)
+    try:
+        bench.start()
+        readers = bench.nginx_readers(passes=2)
+        assert {"objperf ram", "objperf discard", "curl", "curl 4x"} <= readers.keys()
+        for name, read in readers.items():
+            got = read(BIG_KEY, size)
+            assert got.ok, (name, got.outcome, got.detail)
+        assert not bench.curl(bench.nginx_url + BIG_KEY, size + 1, passes=2).ok  # fewer bytes than asked
+    finally:
+        bench.stop()

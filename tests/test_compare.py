@@ -258,6 +258,10 @@ def test_obstore_held_in_memory_counts_every_range_once(store):
                             region="us-east-1", concurrency=4, part_size=1 << 20)
     got = measure(args, env=store.env(), timeout=50)
     assert got.ok and got.done == f"done bytes={size}", got.detail
+    twice = obstore_transfer("get", f"s3://{store.bucket}/data/odd.bin", "ram", endpoint=store.server.endpoint,
+                             region="us-east-1", concurrency=4, part_size=1 << 20, passes=2)
+    got = measure(twice, env=store.env(), timeout=50)
+    assert got.ok and got.done == f"done bytes={2 * size}", got.detail  # every range once a pass
     missing = measure([*args[:4], f"s3://{store.bucket}/data/no-such.bin", *args[5:]], env=store.env(), timeout=50)
     assert not missing.ok and not missing.done
     assert missing.outcome.startswith("failed: obstore get failed: FileNotFoundError: Object at location data/no-such")

@@ -9,11 +9,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from objperf.peers.analysis_bench import bench_analysis
 from objperf.peers.bench import (
     BIG_KEY,
     SMALL_KEY,
     Bench,
-    bench_analysis,
     bench_cluster,
     bench_scale,
 )
@@ -38,9 +38,9 @@ def build_parser():
     parser.add_argument("--concurrency", type=positive_int, default=16, help="concurrency for every client")
     parser.add_argument("--part-size", type=size_arg, default=8 << 20,
                         help="range (reads) and part (writes) size for every client (default 8MiB)")
-    parser.add_argument("--tls-passes", type=positive_int, default=4,
-                        help="times each client reads the object over TLS from nginx (default 4: a 1 GiB object "
-                             "makes 4 GiB per run, where start-up weighs as in a run of seconds)")
+    parser.add_argument("--passes", "--tls-passes", dest="passes", type=positive_int, default=4,
+                        help="times each client reads the object from nginx, plain and over TLS (default 4: a 1 "
+                             "GiB object makes 4 GiB per run, where start-up weighs as in a run of seconds)")
     parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
                         help="part size for writes (default 32MiB)")
     parser.add_argument("--markdown", metavar="FILE", default=None,
@@ -149,18 +149,25 @@ def _bench(args, argv: list[str] | None = None) -> int:
                 big, small = _rounds(bench.readers(), lambda f, rep: f(BIG_KEY, args.size),
                                      lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, args.size, "get",
                                      bench.server_cpu_s)
-                pair = ("objperf ram (nginx)", "objperf discard (nginx)") if bench.nginx_url else \
-                    ("objperf ram", "objperf discard")
                 tables.append(render_table("reads", big, small, args.size, base="s5cmd", cpu_base="curl") + "\n"
-                              + copy_line(big, small, args.size, ram=pair[0], discard=pair[1]))
+                              + copy_line(big, small, args.size, ram="objperf ram", discard="objperf discard"))
+                ok &= all(m.ok for runs in big.values() for m in runs)
+            if args.op in ("get", "all") and bench.nginx_url:
+                moved = args.passes * args.size
+                big, small = _rounds(bench.nginx_readers(args.passes), lambda f, rep: f(BIG_KEY, args.size),
+                                     lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, moved, "nginx get",
+                                     bench.server_cpu_s)
+                tables.append(render_table(f"reads from nginx ({args.passes} passes over the object)", big, small,
+                                           moved, base="curl", cpu_base="curl", server="nginx serving /dev/shm")
+                              + "\n" + copy_line(big, small, moved, ram="objperf ram", discard="objperf discard"))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("tls", "all") and bench.nginx_tls_url:
-                moved = args.tls_passes * args.size
-                big, small = _rounds(bench.tls_readers(args.tls_passes), lambda f, rep: f(BIG_KEY, args.size),
+                moved = args.passes * args.size
+                big, small = _rounds(bench.tls_readers(args.passes), lambda f, rep: f(BIG_KEY, args.size),
                                      lambda f: f(SMALL_KEY, SMALL_SIZE), args.repeat, moved, "tls",
                                      bench.server_cpu_s)
                 name = bench.curl_ranged_name
-                tables.append(render_table(f"reads over TLS 1.3 ({args.tls_passes} passes over the object)", big,
+                tables.append(render_table(f"reads over TLS 1.3 ({args.passes} passes over the object)", big,
                                            small, moved, base=name, cpu_base=name,
                                            server="nginx serving /dev/shm over HTTPS")
                               + "\n" + h2_line(big, small, moved, name))

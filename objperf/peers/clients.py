@@ -80,11 +80,12 @@ def sdk_transfer(name: str, operation: str, *, endpoint: str, region: str, bucke
 
 
 def obstore_transfer(operation: str, url: str, path: str, *, endpoint: str, region: str, concurrency: int,
-                     part_size: int) -> list[str]:
+                     part_size: int, passes: int = 1) -> list[str]:
     """obstore's transfer of one object (``objperf.peers.obstore_peer``): ``get`` as ranges of ``part_size``,
-    ``concurrency`` tasks at a time, into ``path``; ``put`` of ``path`` in parts.  ``url``: s3:// or http(s)://."""
+    ``concurrency`` tasks at a time, into ``path``, ``passes`` times over; ``put`` of ``path`` in parts.
+    ``url``: s3:// or http(s)://."""
     return [sys.executable, "-m", "objperf.peers.obstore_peer", operation, url, path, "--endpoint", endpoint,
-            "--region", region, "-c", str(concurrency), "--part-size", str(part_size)]
+            "--region", region, "-c", str(concurrency), "--part-size", str(part_size), "--passes", str(passes)]
 
 
 def s3torch_transfer(operation: str, url: str, path: str, *, endpoint: str, region: str,
@@ -102,6 +103,14 @@ def curl_one(url: str, *, download_to: str | None = None, upload_from: str | Non
     transfer = ["-T", upload_from] if upload_from else ["-o", download_to or "/dev/null"]
     return ["curl", "-sS", "--fail", "-K", "-", *transfer, *(["-w", write_out] if write_out else [])], \
         f'url = "{url}"\n'
+
+
+def curl_serial(url: str, *, passes: int) -> tuple[list[str], str]:
+    """curl making one GET of the whole object ``passes`` times, one after the other on one connection, into
+    /dev/null, each printing its size.  (arguments, stdin)"""
+    config = "next\n".join(f'url = "{url}"\noutput = "/dev/null"\nwrite-out = "%{{size_download}}\\n"\n'
+                            for _ in range(passes))
+    return ["curl", "-sS", "--fail", "-K", "-"], config
 
 
 def curl_ranged(url: str, size: int, *, range_size: int, concurrency: int,

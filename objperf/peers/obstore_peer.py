@@ -1,13 +1,14 @@
 """obstore (Rust ``object_store`` over hyper) as a peer, run in its own process and measured from outside:
 
-    python -m objperf.peers.obstore_peer get URL PATH --endpoint E --region R -c N --part-size S
+    python -m objperf.peers.obstore_peer get URL PATH --endpoint E --region R -c N --part-size S [--passes P]
     python -m objperf.peers.obstore_peer put URL PATH --endpoint E --region R -c N --part-size S
 
 ``get`` reads the object as ranges of ``--part-size``, N ``get_range_async`` tasks at a time, each range
 written into PATH at its offset (PATH ``ram``: each range held in memory as obstore's Bytes, counted and let
-go: the counterpart of objperf's RAM sink); ``put`` uploads PATH with ``put_async``, in parts of ``--part-size``, N at a
-time.  URL is ``s3://BUCKET/KEY`` (an S3Store: credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
-the CAs to trust from AWS_CA_BUNDLE) or ``http(s)://HOST/PATH`` (an HTTPStore).
+go: the counterpart of objperf's RAM sink; ``--passes``: every range that many times, pass after pass);
+``put`` uploads PATH with ``put_async``, in parts of ``--part-size``, N at a time.  URL is ``s3://BUCKET/KEY``
+(an S3Store: credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the CAs to trust from
+AWS_CA_BUNDLE) or ``http(s)://HOST/PATH`` (an HTTPStore).
 
 When the transfer is over it prints ``done bytes=N`` before the interpreter tears obstore's runtime down
 (``objperf.peers.peer_process``): a process that dies after that line crashed on exit, its transfer done.
@@ -45,14 +46,14 @@ def store_and_path(url: str, *, endpoint: str, region: str):
     return HTTPStore.from_url(f"{parts.scheme}://{parts.netloc}{directory}/", client_options=options), name
 
 
-async def get(store, path: str, local: str, *, concurrency: int, part_size: int) -> int:
+async def get(store, path: str, local: str, *, concurrency: int, part_size: int, passes: int = 1) -> int:
     """Every range of the object, ``concurrency`` tasks at a time.  Into the file ``local`` at its offset
     (written from a thread, so the event loop goes on starting requests meanwhile), or, when ``local`` is
     ``ram``, held as obstore's own Bytes in memory, counted and let go."""
     import obstore
 
     size = (await obstore.head_async(store, path))["size"]
-    starts = iter(range(0, size, part_size))
+    starts = (start for _ in range(passes) for start in range(0, size, part_size))
     fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if local != RAM else -1
     received = 0
 
@@ -91,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def transfer() -> int:
         store, path = store_and_path(args.url, endpoint=args.endpoint, region=args.region)
-        run = get if args.operation == "get" else put
-        return asyncio.run(run(store, path, args.path, concurrency=args.concurrency, part_size=args.part_size))
+        if args.operation == "get":
+            return asyncio.run(get(store, path, args.path, concurrency=args.concurrency, part_size=args.part_size,
+                                   passes=args.passes))
+        return asyncio.run(put(store, path, args.path, concurrency=args.concurrency, part_size=args.part_size))
 
     return finish("obstore", args.operation, transfer)
 

@@ -18,7 +18,9 @@ METHOD = """\
 `objperf bench` (what `nox -s bench` and `make bench` run) reads the same object from the same local
 SeaweedFS with objperf and its peers (s5cmd, boto3, the AWS CRT, obstore, s3torchconnector, curl),
 interleaved, median of the rounds, and, where nginx is installed, a file served from `/dev/shm` (the raw
-HTTP ceiling of the box), which objperf, curl and obstore's HTTPStore read. Then it uploads the same bytes
+HTTP ceiling of the box), which objperf, curl and obstore's HTTPStore read in a table of their own, each
+client the object `--passes` times over (4 unless told), so that a start-up of a few tenths of a second
+weighs as in a run of seconds rather than half of a 1 GiB read at 20 Gbps. Then it uploads the same bytes
 with objperf and the peers that write (the peers from a file in `/dev/shm`, objperf from its own memory).
 Every client is its own process, measured from outside: wall time, CPU from wait4, peak RSS (VmHWM) and
 private memory (RssAnon); every read's bytes and every upload's stored object are checked against the
@@ -36,7 +38,7 @@ handle and 4096 easy handles with objperf's options (`objperf/peers/multi_yardst
 Columns: "marginal" CPU takes out what each client spends on a 1 MiB object (start-up, imports,
 connection); "in-run" is objperf's own count during the transfer; "running" is a client's Gbps once started;
 "server" is what SeaweedFS and nginx spent per GiB serving that client; "vs best peer" is the row's Gbps and
-CPU-s/GiB over those of the fastest peer on the same server (nginx's rows against nginx's peers). A peer
+CPU-s/GiB over those of the fastest peer on the same server. A peer
 that finished and verified its transfer but whose process then died (obstore 0.12 sometimes aborts in its
 runtime's teardown) is listed under its table as "ok, crashed on exit (SIGABRT)"; one whose transfer did
 not finish as "failed: …". On a 2-core box the server competes with the client for CPU, and the ratios move

@@ -24,6 +24,7 @@ def arguments(module: str, argv: list[str] | None, *, concurrency: bool = True) 
     if concurrency:
         parser.add_argument("-c", "--concurrency", type=int, default=16)
     parser.add_argument("--part-size", type=int, default=8 << 20)
+    parser.add_argument("--passes", type=int, default=1, help="get: read the object this many times over")
     return parser.parse_args(argv)
 
 
