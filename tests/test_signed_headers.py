@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import requests
 
+from objperf._engine.payload import payload
+from objperf.core.checksums import algorithm
 from objperf.core.errors import UsageError
 from objperf.s3 import sigv4
 from objperf.s3.client import S3Client, S3Settings
@@ -130,24 +132,52 @@ def outcome(response: requests.Response) -> tuple[int, str]:
 
 
 @pytest.mark.integration
-def test_seaweedfs_takes_a_signed_checksum_and_verifies_it(store):
-    """A PUT that sends its CRC-32 in a signed header is stored with it; a wrong one is refused (BadDigest); one
-    sent but not signed is refused too (SignatureDoesNotMatch)."""
+def test_seaweedfs_refuses_a_checksum_header_it_was_not_told_of(store):
+    """Why the headers are signed: the same PUT with its CRC-32 sent but not signed is refused, nothing stored."""
+    headers = {"x-amz-checksum-crc32": crc32(BODY)}
     for n, client in enumerate(both_planes(store.server.settings())):
-        key = f"signed/crc32-{n}"
-        good, wrong = {"x-amz-checksum-crc32": crc32(BODY)}, {"x-amz-checksum-crc32": crc32(BODY + b"!")}
-        url = client.presign(store.bucket, key, method="put_object", expires=600, headers=good)
-        assert outcome(requests.put(url, data=BODY, headers=good, timeout=30)) == (200, "")
-        mode = {"x-amz-checksum-mode": "ENABLED"}
-        head = requests.head(client.presign(store.bucket, key, method="head_object", headers=mode), headers=mode,
-                             timeout=30)
-        assert head.headers.get("x-amz-checksum-crc32") == good["x-amz-checksum-crc32"]
-        assert requests.get(client.presign(store.bucket, key), timeout=30).content == BODY
+        key = f"signed/unsigned-{n}"
+        url = client.presign(store.bucket, key, method="put_object", expires=600)
+        assert outcome(requests.put(url, data=BODY, headers=headers, timeout=30)) == (403, "SignatureDoesNotMatch")
+        assert requests.head(client.presign(store.bucket, key, method="head_object"), timeout=30).status_code == 404
 
-        url = client.presign(store.bucket, key + "-wrong", method="put_object", expires=600, headers=wrong)
-        assert outcome(requests.put(url, data=BODY, headers=wrong, timeout=30)) == (400, "BadDigest")
-        url = client.presign(store.bucket, key + "-unsigned", method="put_object", expires=600)
-        assert outcome(requests.put(url, data=BODY, headers=good, timeout=30)) == (403, "SignatureDoesNotMatch")
-        for gone in ("-wrong", "-unsigned"):
+
+def put(client: S3Client, bucket: str, key: str, body: bytes, headers: dict) -> tuple[int, str]:
+    """A presigned PUT that signs ``headers``, sent with them."""
+    url = client.presign(bucket, key, method="put_object", expires=600, headers=headers)
+    return outcome(requests.put(url, data=body, headers=headers, timeout=30))
+
+
+def kept_checksum(client: S3Client, bucket: str, key: str, header: str) -> str | None:
+    mode = {"x-amz-checksum-mode": "ENABLED"}
+    head = requests.head(client.presign(bucket, key, method="head_object", headers=mode), headers=mode, timeout=30)
+    return head.headers.get(header)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["crc32", "crc32c", "crc64nvme", "sha256"])
+def test_seaweedfs_takes_each_checksum_up_front_or_trailing_and_refuses_a_wrong_one(store, name):
+    """Each algorithm, its value in a signed header or trailing an aws-chunked body (its framing headers signed):
+    stored with its checksum, the object's bytes the body's; a wrong value refused, nothing stored."""
+    check = algorithm(name)
+    body = payload(10_000, seed=3).tobytes()
+    value, wrong = check.value(body), check.value(body[1:])
+    for n, client in enumerate(both_planes(store.server.settings())):
+        key = f"signed/{name}-{n}"
+        assert put(client, store.bucket, key, body, check.headers(value)) == (200, "")
+        assert put(client, store.bucket, key + "-wrong", body, check.headers(wrong)) == (400, "BadDigest")
+        for size in (len(body), 0):
+            framed = check.aws_chunked(size, check.value(body[:size]))
+            sent = framed.prefix + body[:size] + framed.suffix
+            assert put(client, store.bucket, f"{key}-trailing-{size}", sent, framed.headers) == (200, "")
+            assert requests.get(client.presign(store.bucket, f"{key}-trailing-{size}"), timeout=30).content == \
+                body[:size]
+        assert kept_checksum(client, store.bucket, f"{key}-trailing-{len(body)}", check.header) == value
+        framed = check.aws_chunked(len(body), wrong)
+        assert put(client, store.bucket, key + "-trailing-wrong", framed.prefix + body + framed.suffix,
+                   framed.headers) == (400, "InvalidDigest")
+        assert kept_checksum(client, store.bucket, key, check.header) == value
+        assert requests.get(client.presign(store.bucket, key), timeout=30).content == body
+        for gone in ("-wrong", "-trailing-wrong"):
             assert requests.head(client.presign(store.bucket, key + gone, method="head_object"),
                                  timeout=30).status_code == 404
