@@ -18,10 +18,15 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from objperf.core.errors import UsageError
 from objperf.core.extras import MissingExtra
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    BytesLike = bytes | bytearray | memoryview | np.ndarray  # any C-contiguous buffer
 
 NAMES = ("none", "crc32", "crc32c", "crc64nvme", "sha256")
 EXTRA = "checksums"
@@ -70,7 +75,7 @@ def _running(name: str) -> Running:
     return Running(lambda: 0, lambda state, chunk: crt.crc64nvme(chunk, state), lambda state: state.to_bytes(8, "big"))
 
 
-def byte_view(data) -> memoryview:
+def byte_view(data: BytesLike) -> memoryview:
     """``data`` (bytes, a bytearray, a NumPy array, any C-contiguous buffer) as one flat run of bytes, not copied."""
     view = memoryview(data)
     if not view.c_contiguous:
@@ -110,12 +115,12 @@ class Algorithm:
         """The algorithm as ``x-amz-sdk-checksum-algorithm`` names it: ``CRC32C``."""
         return self.name.upper()
 
-    def value(self, data) -> str:
+    def value(self, data: BytesLike) -> str:
         """The base64 value of ``data`` (any C-contiguous buffer, read where it lies)."""
         run = self.running
         return base64.b64encode(run.finish(run.update(run.start(), byte_view(data)))).decode()
 
-    def value_over(self, payload, payload_offset: int, length: int) -> str:
+    def value_over(self, payload: BytesLike, payload_offset: int, length: int) -> str:
         """The value of ``length`` bytes of ``payload`` repeated, from ``payload_offset`` on: byte ``i`` is
         ``payload[(payload_offset + i) % len(payload)]``.  Each slice continues the running value of the last;
         nothing is joined or copied."""
