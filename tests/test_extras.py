@@ -50,6 +50,8 @@ REFUSED = {"scale": ["duckdb"], "plots": ["matplotlib", "seaborn"], "cluster": [
 # Extras that no module refusal can hide (a binary next to Python; clients compare and bench skip with the pip
 # command when absent): what they say is tested where they are used.
 NOT_BY_MODULE = {"local", "peers"}
+# Extras of library calls no command makes yet: what they say is tested where they are (test_checksums.py).
+LIBRARY_ONLY = {"checksums"}
 
 
 def pyproject_extras() -> set[str]:
@@ -59,7 +61,7 @@ def pyproject_extras() -> set[str]:
 
 def test_every_extra_of_pyproject_is_known_and_has_its_entry_points_tried():
     assert set(EXTRAS) == pyproject_extras()
-    assert set(ENTRY_POINTS) | NOT_BY_MODULE == pyproject_extras()
+    assert set(ENTRY_POINTS) | NOT_BY_MODULE | LIBRARY_ONLY == pyproject_extras()
 
 
 def test_the_readme_names_every_extra():

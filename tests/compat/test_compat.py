@@ -261,3 +261,61 @@ def test_long_s3_error_codes_reach_the_rows_whole(compat):
     result = run_read(target, ReadWorkload(concurrency=1, threads=1, range_size=100, requests=2))
     assert (result.rows["status"] == 400).all()
     assert (result.rows["s3_error"] == "AuthorizationQueryParametersError").all()
+
+
+OK = (200, "")
+# How each server takes a checksum sent with a presigned PUT whose URL signs it (objperf's signing, the value in
+# base64 as S3 has it): its answer to the right value in a header, a wrong one, the right one sent but not
+# signed, the right value trailing an aws-chunked body (its framing headers signed, x-amz-content-sha256 among
+# them with the payload unsigned), a wrong one there.  Only SeaweedFS checks a value.
+CHECKSUM_ANSWERS = {
+    "seaweedfs": {"header": OK, "wrong header": (400, "BadDigest"), "unsigned header": (403, "SignatureDoesNotMatch"),
+                  "trailing": OK, "wrong trailing": (400, "InvalidDigest")},
+    "rclone": {"header": OK, "wrong header": OK, "unsigned header": (403, "AccessDenied"), "trailing": OK,
+               "wrong trailing": OK},
+    "moto": {"header": OK, "wrong header": OK, "unsigned header": OK, "trailing": OK, "wrong trailing": OK},
+    "ceph-rgw": {"header": OK, "wrong header": OK, "unsigned header": OK,
+                 "trailing": (403, "SignatureDoesNotMatch"), "wrong trailing": (403, "SignatureDoesNotMatch")},
+    "swift": {"header": OK, "wrong header": OK, "unsigned header": OK, "trailing": (501, "NotImplemented"),
+              "wrong trailing": (501, "NotImplemented")},
+}
+# Which of the objects written the server keeps the value of, as it was sent (a HEAD asking for checksums gives it
+# back): rclone keeps a wrong header's value, moto a wrong trailing one, and neither keeps the other kind.
+CHECKSUMS_KEPT = {"seaweedfs": {"header", "trailing"}, "rclone": {"header", "wrong header"},
+                  "moto": {"trailing", "wrong trailing"}, "ceph-rgw": set(), "swift": set()}
+
+
+@pytest.mark.parametrize("name", ["crc32", "crc32c", "crc64nvme", "sha256"])
+def test_checksums_sent_with_a_presigned_put_as_each_server_takes_them(compat, name):
+    import requests
+
+    from objperf.core.checksums import algorithm
+    from objperf.s3.xml import element_text
+
+    check = algorithm(name)
+    body = payload(10_000, seed=3).tobytes()
+    value, wrong = check.value(body), check.value(body[1:])
+    framed, framed_wrong = check.aws_chunked(len(body), value), check.aws_chunked(len(body), wrong)
+    cases = {"header": (body, check.headers(value), check.headers(value)),
+             "wrong header": (body, check.headers(wrong), check.headers(wrong)),
+             "unsigned header": (body, {}, check.headers(value)),
+             "trailing": (framed.prefix + body + framed.suffix, framed.headers, framed.headers),
+             "wrong trailing": (framed_wrong.prefix + body + framed_wrong.suffix, framed_wrong.headers,
+                                framed_wrong.headers)}
+    answers, kept = {}, set()
+    for case, (sent, signed, headers) in cases.items():
+        key = f"checksums/{name}/{case.replace(' ', '-')}"
+        url = compat.client.presign(BUCKET, key, method="put_object", expires=600, headers=signed)
+        answer = requests.put(url, data=sent, headers=headers, timeout=60)
+        answers[case] = (answer.status_code, element_text(answer.content, "Code") or "")
+        if answer.status_code == 200:
+            assert requests.get(compat.client.presign(BUCKET, key), timeout=60).content == body, case
+            mode = {"x-amz-checksum-mode": "ENABLED"}
+            head = requests.head(compat.client.presign(BUCKET, key, method="head_object", headers=mode),
+                                 headers=mode, timeout=60)
+            told = head.headers.get(check.header)
+            assert told in (None, value if "wrong" not in case else wrong), case
+            if told:
+                kept.add(case)
+    assert answers == CHECKSUM_ANSWERS[compat.name]
+    assert kept == CHECKSUMS_KEPT[compat.name]
