@@ -21,10 +21,11 @@ from objperf.s3.sigv4 import Keys, presign
 pytestmark = [pytest.mark.timeout(120), pytest.mark.integration]
 
 
-def signed(store, method: str, key: str, params=()) -> str:
+def signed(store, method: str, key: str, params=(), headers=None) -> str:
     server = store.server
     path = f"{server.endpoint}/{store.bucket}/{key}" if key else f"{server.endpoint}/{store.bucket}"
-    return presign(method, path, Keys(server.access_key, server.secret_key), "us-east-1", 600, params=params)
+    return presign(method, path, Keys(server.access_key, server.secret_key), "us-east-1", 600, params=params,
+                   headers=headers)
 
 
 def run_jobs(jobs, data=None) -> tuple[dict, object, list[int]]:
@@ -104,6 +105,21 @@ def test_a_batch_delete_posts_its_document_with_its_own_header(store):
     deleted = [el.findtext("{*}Key") for el in parse_xml(doc).iter() if el.tag.endswith("Deleted")]
     assert sorted(deleted) == keys[:3]
     assert [k for k, _ in store.client.list_objects(store.bucket, prefix).keys] == keys[3:]
+
+
+def test_a_copy_sends_its_source_in_its_own_header_and_moves_no_body(store):
+    prefix, keys = put_keys(store, 1, size=1000)
+    source = store.client.get_object(store.bucket, keys[0], limit=1 << 20)
+    target = f"{prefix}copy"
+    copy_source = {"x-amz-copy-source": f"/{store.bucket}/{keys[0]}"}  # an x-amz header: signed in the URL
+    job = dict(url=signed(store, "PUT", target, headers=copy_source), op=OP["COPY"], key_index=0, offset=0,
+               length=len(source), headers=[f"{k}: {v}" for k, v in copy_source.items()], document=1 << 16)
+    rows, engine, entries = run_jobs([job])
+    doc = engine.document(entries[0])
+    engine.close()
+    assert rows["status"][0] == 200 and rows["curl_code"][0] == 0, rows["s3_error"][0]
+    assert b"CopyObjectResult" in doc and rows["bytes"][0] == len(source)
+    assert store.client.get_object(store.bucket, target, limit=1 << 20) == source  # the copy's bytes are its source's
 
 
 def test_a_header_line_that_would_split_the_request_is_refused():
