@@ -303,11 +303,12 @@ def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save:
         interface: str | None = None, http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False,
         max_rate: int | None = None, buffer_size: int | None | str = None, part_size: int | str = 33554432,
         sizes: SizeDistribution | None | str = None, seed: int = 1, keys: int = 1, verify: bool = False,
-        cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
-        anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
-        buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, concurrency: int = 16,
-        duration: float | None | str = None, requests: int | None = None, create_bucket: bool = False,
-        background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+        cleanup: bool = False, checksum: str = 'none', checksum_trailer: bool = False, endpoint: str | None = None,
+        region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
+        ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
+        url_lifetime: int | str = 900, concurrency: int = 16, duration: float | None | str = None,
+        requests: int | None = None, create_bucket: bool = False, background: bool = False, progress: bool = True,
+        **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import put as workflow
 
@@ -324,11 +325,12 @@ def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_s
           timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
           buffer_size: int | None | str = None, reseed: bool = False, part_size: int | str = 33554432,
           sizes: SizeDistribution | None | str = None, seed: int = 1, keys: int = 1, verify: bool = False,
-          cleanup: bool = False, endpoint: str | None = None, region: str | None = None, profile: str | None = None,
-          anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
-          buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, write_to: str | None = None,
-          concurrency: int | None = None, read_concurrency: int | None = None, range_size: int | str = 8388608,
-          sink: str = 'ram', write_concurrency: int | None = None, duration: float | str = 30.0, mix: str | None = None,
+          cleanup: bool = False, checksum: str = 'none', checksum_trailer: bool = False, endpoint: str | None = None,
+          region: str | None = None, profile: str | None = None, anonymous: bool = False, addressing: str = 'auto',
+          ca_bundle: str | None = None, no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (),
+          url_lifetime: int | str = 900, write_to: str | None = None, concurrency: int | None = None,
+          read_concurrency: int | None = None, range_size: int | str = 8388608, sink: str = 'ram',
+          write_concurrency: int | None = None, duration: float | str = 30.0, mix: str | None = None,
           background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import mixed as workflow

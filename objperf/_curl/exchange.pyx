@@ -150,10 +150,12 @@ cdef class Exchange:
         self.cancelled = True
 
     def request(self, str method, str url, bytes body=b"", *, str byte_range="", long long body_limit=-1,
-                double deadline=0.0):
+                double deadline=0.0, headers=()):
         """``byte_range`` ("0-0") asks for part of the body; past ``body_limit`` bytes the answer's body is
         cut off (a server that ignores a Range header sends the whole object) and ``truncated`` says so.
-        ``deadline``: seconds the whole call may take (0: no bound but the idle timeout's)."""
+        ``deadline``: seconds the whole call may take (0: no bound but the idle timeout's).  ``headers``:
+        header lines ("name: value") this call sends beside the exchange's own."""
+        cdef curl_slist *own = NULL
         cdef Received got
         cdef CURLcode code
         cdef long status = 0
@@ -172,6 +174,9 @@ cdef class Exchange:
         if self.cancelled:
             raise TransferFailed(CURLE_ABORTED_BY_CALLBACK, "cancelled", False)
         self._configure(url_bytes)
+        if headers:
+            own = self._headers_with(headers)
+            check(curl_easy_setopt(self.easy, CURLOPT_HTTPHEADER, own), "CURLOPT_HTTPHEADER")
         if deadline > 0:
             check(curl_easy_setopt(self.easy, CURLOPT_TIMEOUT_MS, <long>max(1.0, deadline * 1000)),
                   "CURLOPT_TIMEOUT_MS")
@@ -216,6 +221,25 @@ cdef class Exchange:
         finally:
             free(got.data)
             self.interrupted = None
+            if own != NULL:
+                curl_easy_setopt(self.easy, CURLOPT_HTTPHEADER, self.headers)
+                curl_slist_free_all(own)
+
+    cdef curl_slist *_headers_with(self, headers) except NULL:
+        """The exchange's own header lines and ``headers``, each one line without CR, LF or NUL."""
+        cdef curl_slist *lines = NULL, *more
+        cdef bytes line
+        for text in (b"Expect:", b"Content-Type:", *(h.encode() if isinstance(h, str) else h for h in headers)):
+            line = text
+            if b"\r" in line or b"\n" in line or b"\0" in line:
+                curl_slist_free_all(lines)
+                raise ValueError("a header line is one 'name: value', without CR, LF or NUL")
+            more = curl_slist_append(lines, <char *>line)
+            if more == NULL:
+                curl_slist_free_all(lines)
+                raise MemoryError()
+            lines = more
+        return lines
 
     cdef str _header(self, bytes name):
         cdef curl_header *found = NULL

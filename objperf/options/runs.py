@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from objperf.core.checksums import NAMES as CHECKSUM_NAMES
 from objperf.core.errors import UsageError
 from objperf.options.groups import (
     OUTPUT,
@@ -95,6 +96,11 @@ class WriteOptions:
     keys: int = option(1, "spread writes over N keys", COUNT, group=WRITES)
     verify: bool = flag("read every written object back and compare", group=WRITES)
     cleanup: bool = flag("delete what the run wrote when it ends", group=WRITES)
+    checksum: str = option("none", "send each PUT and part with this checksum, as today's SDKs add one (crc32c and "
+                           "crc64nvme need the checksums extra): the store checks it and refuses a mismatch",
+                           choice(*CHECKSUM_NAMES), group=WRITES)
+    checksum_trailer: bool = flag("send the checksum after the body, as the trailer of an aws-chunked body (how the "
+                                  "SDKs stream an upload), not in a header before it", group=WRITES)
 
     def write_workload(self, concurrency: int, buckets: list[str], prefix: str, *, requests: int | None = None):
         from objperf.plan.writes import WriteWorkload
@@ -103,8 +109,8 @@ class WriteOptions:
             object_size=self.sizes.largest if self.sizes else self.object_size, sizes=self.sizes, seed=self.seed,
             part_size=self.part_size, concurrency=concurrency, threads=self.threads,
             keys=self.keys, buckets=tuple(buckets), prefix=prefix, duration=self.duration, requests=requests,
-            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, **self.connection_kwargs(),
-            **self.steady_kwargs()).capped()
+            verify=self.verify, cleanup=self.cleanup, url_lifetime=self.url_lifetime, checksum=self.checksum,
+            checksum_trailer=self.checksum_trailer, **self.connection_kwargs(), **self.steady_kwargs()).capped()
         workload.validate()
         return workload
 
@@ -166,7 +172,9 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
                                                             "verify", "reseed") if getattr(self, name)]
         apart += [f"--{name.replace('_', '-')}" for name, default in (("range_size", READ.range_size),
                                                                       ("sink", READ.sink), ("keys", 1),
-                                                                      ("sizes", None), ("seed", DEFAULT_SEED))
+                                                                      ("sizes", None), ("seed", DEFAULT_SEED),
+                                                                      ("checksum", "none"),
+                                                                      ("checksum_trailer", False))
                   if getattr(self, name) != default]
         if apart:
             raise UsageError(f"{', '.join(apart)} go with a reader and a writer, not with --mix")

@@ -12,6 +12,7 @@ import numpy as np
 from objperf.core.errors import UsageError
 from objperf.core.steady import CAP_S, TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import MAX_KEYS, check_at_most, check_run_numbers
+from objperf.plan.checksums import WriteChecksum
 from objperf.plan.reads import check_connect_to, check_interface, spread_entries
 from objperf.plan.sizes import DEFAULT_SEED, MAX_OBJECT, SizeDistribution, SizeStream
 from objperf.plan.threads import engine_threads, server_is_local
@@ -57,6 +58,8 @@ class WriteWorkload:
     until_steady: bool = False  # end once the throughput has held (objperf.analysis.steady); the budget still bounds
     steady_window: float = WINDOW_S  # steady: this long in a row, each sample within steady_tolerance % of the mean
     steady_tolerance: float = TOLERANCE_PCT
+    checksum: str = "none"  # each request's checksum (objperf.core.checksums.NAMES)
+    checksum_trailer: bool = False  # sent after the body (aws-chunked) rather than in a header up front
 
     def capped(self) -> WriteWorkload:
         """This workload, bounded: a run --until-steady with no duration or object budget (each key once would
@@ -123,6 +126,7 @@ class WriteWorkload:
         spread_entries(self.spread_to)
         check_interface(self.interface)
         check_url_lifetime(self.url_lifetime)
+        WriteChecksum.of(self.checksum, self.checksum_trailer)  # an unknown or missing one, before any request
 
     def with_threads(self, endpoint: str) -> WriteWorkload:
         """This workload with its engine threads settled for the server at ``endpoint``: the ones asked for,

@@ -31,6 +31,7 @@ from objperf.core.schema import (
     empty_columns,
     ok_requests,
 )
+from objperf.plan.checksums import WriteChecksum
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
 from objperf.plan.writes import WriteWorkload, expected_bytes, object_key, write_targets
@@ -67,6 +68,7 @@ class Upload:
     submitted: int = 0
     in_flight: int = 0
     etags: dict[int, str] = field(default_factory=dict)
+    checksums: dict[int, str] = field(default_factory=dict)  # each part's checksum (--checksum), by number
     failed: bool = False
 
     @property
@@ -118,6 +120,7 @@ class Uploader:
         self.workload = workload
         self.recorder = recorder
         self.data = make_payload(workload)
+        self.checksum = WriteChecksum.of(workload.checksum, workload.checksum_trailer)
         self.targets = write_targets(workload, recorder.run_id)
         self.sizes = workload.size_stream()  # each object's size, drawn in turn
         self.depth = 2 * workload.concurrency
@@ -356,7 +359,7 @@ class Uploader:
             upload = self._reserve()
             # Bounded by the run's --duration as well as --timeout: an upload opened after the run is of no use
             future = self._opener.submit(self.client.attempt, "create_multipart_upload", Bucket=upload.bucket,
-                                         Key=upload.key)
+                                         Key=upload.key, **self.checksum.opening())
             self._opening[future] = upload
         return None
 
@@ -408,13 +411,22 @@ class Uploader:
         offset = upload.submitted * self.workload.part_size
         length = min(self.workload.part_size, upload.size - offset) if upload.upload_id else upload.size
         payload_offset = offset % len(self.data)
+        framed = self.checksum.request(self.data, payload_offset, length)
+        if framed.value:
+            upload.checksums[number] = framed.value
         if upload.upload_id:
-            url = upload.part_url(number)
+            url = upload.part_url(number, headers=framed.headers or None)
             op = OP_UPLOAD_PART
+        elif framed.headers:  # signed with its checksum: each PUT its own URL
+            url = self.client.presign(upload.bucket, upload.key, method="put_object",
+                                      expires=self.workload.url_lifetime, headers=framed.headers)
+            op = OP_PUT
         else:
             url = self._put_url(upload.bucket, upload.key)
             op = OP_PUT
-        self.engine.submit(url, op, upload.index, offset, length, payload_offset)
+        self.engine.submit(url, op, upload.index, offset, length, payload_offset,
+                           headers=[f"{name}: {value}" for name, value in framed.headers.items()],
+                           before=framed.before, after=framed.after)
         upload.submitted += 1
         upload.in_flight += 1
         self.unfinished_jobs += 1
@@ -432,7 +444,8 @@ class Uploader:
         if upload.upload_id is None:
             self.written.append(upload)
             return
-        parts = [{"PartNumber": n, "ETag": upload.etags[n]} for n in sorted(upload.etags)]
+        parts = [{"PartNumber": n, "ETag": upload.etags[n], **self.checksum.part(upload.checksums.get(n, ""))}
+                 for n in sorted(upload.etags)]
         outcome = self.multipart.attempt("complete_multipart_upload", Bucket=upload.bucket, Key=upload.key,
                                       UploadId=upload.upload_id, MultipartUpload={"Parts": parts})
         self.recorder.add(control_row("COMPLETE_MPU", upload.index, outcome, length=upload.size))

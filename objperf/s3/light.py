@@ -209,19 +209,25 @@ class LightS3:
         return part_url
 
     def attempt(self, method: str, *, Bucket: str, Key: str, UploadId: str | None = None,  # noqa: N803
-                MultipartUpload: dict | None = None) -> Attempt:
-        """One of a write run's multipart calls; its outcome becomes a row (S3 errors are returned)."""
-        params, body = [("uploadId", UploadId)], b""
+                MultipartUpload: dict | None = None, ChecksumAlgorithm: str | None = None) -> Attempt:  # noqa: N803
+        """One of a write run's multipart calls; its outcome becomes a row (S3 errors are returned).  As botocore
+        takes them: ``ChecksumAlgorithm`` ("CRC32") opens an upload whose parts each carry that checksum, and a
+        part of ``MultipartUpload`` may name its value (``ChecksumCRC32``)."""
+        params, body, headers = [("uploadId", UploadId)], b"", {}
         if method == "create_multipart_upload":
             params = [("uploads", "")]
+            if ChecksumAlgorithm:
+                headers["x-amz-checksum-algorithm"] = ChecksumAlgorithm
         elif method == "complete_multipart_upload":
-            body = "".join(f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag></Part>"
-                           for p in MultipartUpload["Parts"]).encode()
+            body = "".join(f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag>"
+                           + "".join(f"<{name}>{escape(value)}</{name}>" for name, value in sorted(p.items())
+                                     if name.startswith("Checksum"))
+                           + "</Part>" for p in MultipartUpload["Parts"]).encode()
             body = b"<CompleteMultipartUpload>" + body + b"</CompleteMultipartUpload>"
         t_start = time.time()
         t0 = time.perf_counter()
         try:
-            answer = self.send(LIGHT_ATTEMPTS[method], Bucket, Key, params, body)
+            answer = self.send(LIGHT_ATTEMPTS[method], Bucket, Key, params, body, headers=headers)
         except TransferFailed as exc:
             return Attempt(None, 0, "", exc.code, t_start, time.perf_counter() - t0)
         seconds = time.perf_counter() - t0
@@ -234,11 +240,12 @@ class LightS3:
         return held_to_contract(method, Attempt(response, answer.status, "", 0, t_start, seconds))
 
     def send(self, method: str, bucket: str, key: str = "", params: Sequence[tuple[str, str]] = (),
-             body: bytes = b"") -> Answer:
-        """One presigned request; the endpoint's answer, whatever its status (``TransferFailed`` for none).
-        The connection is kept for the next request (over TLS a write run's multipart calls would otherwise
-        pay a handshake each), opened again when the server has closed it."""
-        return self.wire.send(method, self.presign(method, bucket, key, 300, params), body)
+             body: bytes = b"", *, headers: Mapping[str, str] | None = None) -> Answer:
+        """One presigned request, with ``headers`` signed in it and sent; the endpoint's answer, whatever its
+        status (``TransferFailed`` for none).  The connection is kept for the next request (over TLS a write
+        run's multipart calls would otherwise pay a handshake each), opened again when the server has closed it."""
+        url = self.presign(method, bucket, key, 300, params, headers=headers or None)
+        return self.wire.send(method, url, body, headers=[f"{k}: {v}" for k, v in (headers or {}).items()])
 
 
 class Wire:
@@ -256,14 +263,15 @@ class Wire:
         self._idle = [self._new()]
         self._busy: set = set()
 
-    def send(self, method: str, url: str, body: bytes = b"") -> Answer:
-        """One request; the answer, whatever its status (``TransferFailed`` for none, or too long a one)."""
+    def send(self, method: str, url: str, body: bytes = b"", *, headers: Sequence[str] = ()) -> Answer:
+        """One request (``headers``: lines it sends beside the wire's own); the answer, whatever its status
+        (``TransferFailed`` for none, or too long a one)."""
         with self._lock:
             exchange = self._idle.pop() if self._idle else self._new()
             self._busy.add(exchange)
         try:
             status, length, content = exchange.request(method, url, body, body_limit=CONTROL_BODY_CAP,
-                                                       deadline=self.timeout)
+                                                       deadline=self.timeout, headers=headers)
         finally:
             with self._lock:
                 self._busy.discard(exchange)
