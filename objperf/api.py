@@ -286,8 +286,8 @@ def fetch(url: str | None | FetchOptions = None, *, out: str | None = None, no_s
           url_lifetime: int | str = 900, keys: str | None = None, concurrency: int = 16,
           range_size: int | str = 8388608, random: bool = False, op: str = 'get', duration: float | None | str = None,
           requests: int | None = None, bytes: int | None | str = None, sink: str = 'ram', sink_dir: str | None = None,
-          verify: bool = False, engine: str = 'curl', rate: float | None = None, background: bool = False,
-          progress: bool = True, **unknown: Any) -> Run:
+          verify: bool = False, checksum_mode: bool = False, engine: str = 'curl', rate: float | None = None,
+          background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import fetch as workflow
 

@@ -40,6 +40,9 @@ Modes (``MODES`` holds them all):
 - ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
 - ``reopened-after-abort``: an upload aborted once is listed open again (a late part re-opened it), until it
   is aborted a second time.
+- ``checksum-wrong``: a GET that asks for the checksum (``x-amz-checksum-mode``) is answered with the CRC-32 of
+  other bytes than those sent (any mode answers a whole GET that asks with the right one).
+- ``checksum-on-range``: a ranged GET that asks for the checksum is answered with the whole object's.
 - ``CALL-endless-body``, ``CALL-endless-error``, ``CALL-trickle`` for CALL ``uploads`` (ListMultipartUploads),
   ``get`` (GetObject) and ``put`` (PutObject and UploadPart): that call is answered 200 and a body that
   never ends, a 500 and an error body that never ends, or 200 and its answer 1 byte every 2 seconds.
@@ -49,10 +52,12 @@ Modes (``MODES`` holds them all):
 
 from __future__ import annotations
 
+import base64
 import http.server
 import re
 import threading
 import time
+import zlib
 from urllib.parse import parse_qs, unquote, urlsplit
 
 MODES = (
@@ -62,7 +67,7 @@ MODES = (
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
-    "head-bad-length",
+    "head-bad-length", "checksum-wrong", "checksum-on-range",
     *(f"{call}-{how}" for call in ("uploads", "get", "put") for how in ("endless-body", "endless-error", "trickle")),
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
@@ -286,8 +291,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self._misbehaves("get", data, {"ETag": '"hostile"'}):
             return
         asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
+        told = {}
+        if (self.headers.get("x-amz-checksum-mode") or "").upper() == "ENABLED" and (
+                not asked or h.mode == "checksum-on-range"):
+            crc = zlib.crc32(data + (b"x" if h.mode == "checksum-wrong" else b""))
+            told = {"x-amz-checksum-crc32": base64.b64encode(crc.to_bytes(4, "big")).decode()}
         if not asked:
-            self._answer(200, data)
+            self._answer(200, data, told)
             return
         first, last = int(asked[1]), min(int(asked[2]), len(data) - 1)
         if h.mode == "wrong-content-range":
@@ -303,7 +313,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._write(body[:len(body) // 2])
             self.close_connection = True
             return
-        self._answer(206, body, {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
+        self._answer(206, body, {"Content-Range": f"bytes {first}-{last}/{len(data)}", **told})
 
     def _list_uploads(self, query: dict[str, list[str]]) -> None:
         h = self.hostile

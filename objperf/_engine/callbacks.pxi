@@ -107,6 +107,49 @@ cdef int content_range_matches(Slot *s, const char *data, size_t total) noexcept
     return 1 if first == s.offset and last == s.offset + s.length - 1 else -1
 
 
+cdef inline int base64_digit(char c) noexcept nogil:
+    if 65 <= c <= 90:
+        return c - 65
+    if 97 <= c <= 122:
+        return c - 71
+    if 48 <= c <= 57:
+        return c + 4
+    if c == 43:
+        return 62
+    if c == 47:
+        return 63
+    return -1
+
+
+cdef int8_t told_checksum(Slot *s, const char *data, size_t total) noexcept nogil:
+    """An answer's ``x-amz-checksum-*`` header: SUM_TOLD_CRC32 with ``s.sum_crc32`` set when it is a CRC-32 of
+    the whole object (eight base64 characters, the last two "="), SUM_TOLD_OTHER for any other value or algorithm
+    (a composite of parts, "…-3"; CRC-32C, CRC-64/NVME, SHA), SUM_TOLD_NONE for the checksum's type header."""
+    cdef size_t i = 15, start, n = 0
+    cdef uint32_t value = 0
+    cdef int digit, k
+    if header_is(data, total, b"x-amz-checksum-type:", 20):
+        return SUM_TOLD_NONE
+    if not header_is(data, total, b"x-amz-checksum-crc32:", 21):
+        return SUM_TOLD_OTHER
+    i = 21
+    while i < total and data[i] == 32:
+        i += 1
+    start = i
+    while i < total and data[i] != 13 and data[i] != 10 and data[i] != 32:
+        i += 1
+    n = i - start
+    if n != 8 or data[start + 6] != 61 or data[start + 7] != 61:
+        return SUM_TOLD_OTHER
+    for k in range(6):  # 36 bits, the last four of them zero
+        digit = base64_digit(data[start + k])
+        if digit < 0:
+            return SUM_TOLD_OTHER
+        value = (value << 6) | <uint32_t>digit if k < 5 else (value << 2) | <uint32_t>(digit >> 4)
+    s.sum_crc32 = value
+    return SUM_TOLD_CRC32
+
+
 cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noexcept nogil:
     """Keep the ETag of the final response (a new status line forgets earlier ones); end a GET whose 206
     names another range than the one asked (its bytes are not the range's)."""
@@ -117,8 +160,13 @@ cdef size_t on_header(char *data, size_t size, size_t nmemb, void *userdata) noe
     if total >= 5 and data[0] == 72 and data[1] == 84 and data[2] == 84 and data[3] == 80 and data[4] == 47:
         s.etag[0] = 0  # "HTTP/": a new response begins
         s.range_told = 0
+        s.sum_told = SUM_TOLD_NONE
         if s.ts.shared.tls:
             s.tls_resumed = <int8_t>op_tls_resumed(s.easy)  # libcurl detaches the connection before the row
+    elif s.op == OPC_GET and s.ts.shared.checksum_mode and header_is(data, total, b"x-amz-checksum-", 15):
+        code = told_checksum(s, data, total)
+        if code != SUM_TOLD_NONE and s.sum_told == SUM_TOLD_NONE:
+            s.sum_told = <int8_t>code
     elif s.op == OPC_GET and header_is(data, total, b"content-range:", 14):
         curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &code)
         if code == 206 or code == 200:  # some gateways answer 200 with the range and its Content-Range

@@ -49,6 +49,8 @@ class EngineConfig:
     keepalive: bool = True
     rate: float = 0.0  # open loop: requests started a second on a schedule (plan mode); 0: as answers allow
     max_rate: int = 0  # bytes a second in all, shared by the slots; 0: no cap
+    headers: tuple[str, ...] = ()  # header lines every request sends ("x-amz-checksum-mode: ENABLED")
+    checksum_mode: bool = False  # whole-object GETs are checked against the CRC-32 the store names (needs verify)
 
     @property
     def slot_speed(self) -> int:
@@ -81,6 +83,8 @@ class EngineConfig:
             raise ValueError("receive buffers are 1 KiB to 10 MiB (libcurl's limits)")
         if not (self.rate >= 0 and self.max_rate >= 0):
             raise ValueError("rate and max_rate must not be negative")
+        if any(not isinstance(h, str) or ":" not in h or any(c in h for c in "\r\n\0") for h in self.headers):
+            raise ValueError("a header line is one 'name: value', without CR, LF or NUL")
 
     @property
     def sources(self) -> list[str]:

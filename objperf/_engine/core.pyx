@@ -117,6 +117,8 @@ cdef class Engine:
             self.connect_to = curl_slist_append(self.connect_to, entry.encode())
         # An empty Expect: stops libcurl waiting up to a second for "100 Continue" before each body.
         self.headers = self.shared.headers = curl_slist_append(NULL, b"Expect:")
+        for line in config.headers:
+            self.headers = self.shared.headers = curl_slist_append(self.headers, line.encode())
         self._setup_threads(config)
         self._setup_slots(config, max(max(sizes), 1))
 
@@ -131,6 +133,7 @@ cdef class Engine:
         sh.plan_op = {"get": OPC_GET, "head": OPC_HEAD, "delete": OPC_DELETE}[config.op]
         sh.sink = SINKS[config.sink]
         sh.verify = config.verify
+        sh.checksum_mode = config.checksum_mode
         sh.tls = config.tls
         sh.rbuf_min, sh.rbuf_max = config.receive_buffer_bounds
         sh.rate = config.rate
@@ -395,6 +398,20 @@ cdef class Engine:
         return sum(self.threads[i].rows_dropped for i in range(self.nthreads))
 
     @property
+    def checksums(self):
+        """Checksum mode's answers so far: whole-object reads verified and mismatched, answers whose checksum
+        could not be checked (a range's, a composite, another algorithm), and answers that named none."""
+        cdef int i, k
+        counts = [0, 0, 0, 0]
+        if self.threads == NULL:
+            counts = list(self._final[4:8]) if self._final else counts
+        else:
+            for i in range(self.nthreads):
+                for k in range(4):
+                    counts[k] += self.threads[i].sums[k]
+        return dict(zip(("verified", "mismatched", "unchecked", "absent"), counts))
+
+    @property
     def receive_buffers(self):
         """Each slot's receive buffer in bytes: where it started, or where its reads have taken it."""
         if self.slots == NULL:
@@ -508,7 +525,7 @@ cdef class Engine:
     cdef _release(self):
         """Everything the engine holds, freed (Python may be called: from ``close`` and ``__del__``)."""
         if self.threads != NULL:
-            self._final = (*self.progress(), self.rows_dropped)
+            self._final = (*self.progress(), self.rows_dropped, *self.checksums.values())
         if self.slots != NULL:
             self._final_rbufs = self.receive_buffers
         self.closed = True

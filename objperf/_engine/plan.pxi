@@ -64,7 +64,9 @@ cdef bint start_plan(Slot *s) noexcept nogil:
             return False
         s.url_key = <int>key
         s.url_generation = generation
-    if not set_range(s, size == 0 or s.op != OPC_GET):
+    # In checksum mode a read of a whole object asks for it whole, as an SDK's GetObject does: a store names the
+    # object's checksum on such an answer, and on no answer to a Range.
+    if not set_range(s, size == 0 or s.op != OPC_GET or (sh.checksum_mode and s.length == size)):
         return False
     due = 0.0
     if sh.rate > 0:  # open loop: the n-th request's time, kept even when it starts late (a backlog)

@@ -117,6 +117,23 @@ cdef void clear_transfer_info(Ring *r, int64_t i) noexcept nogil:
     r.tls_resumed[i] = -1
 
 
+cdef CURLcode checked_against_its_checksum(Slot *s, CURLcode result) noexcept nogil:
+    """A whole GET in checksum mode: its bytes' CRC-32 (sh.verify computes it) against the one the store named;
+    a mismatch fails the row (8: not the object the store says it holds).  Each answer counted by what it said."""
+    cdef Shared *sh = s.ts.shared
+    cdef bint whole = not sh.queue_mode and s.offset == 0 and s.length == sh.sizes[s.key_index]
+    if s.sum_told == SUM_TOLD_NONE:
+        s.ts.sums[SUM_ABSENT] += 1
+    elif s.sum_told == SUM_TOLD_OTHER or not whole or not sh.verify:
+        s.ts.sums[SUM_UNCHECKED] += 1
+    elif <uint32_t>s.crc != s.sum_crc32:
+        s.ts.sums[SUM_MISMATCHED] += 1
+        return CURLE_WEIRD_SERVER_REPLY
+    else:
+        s.ts.sums[SUM_VERIFIED] += 1
+    return result
+
+
 cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nogil:
     """``result``, or the error of an answer S3 would not give to this request: a GET's bytes that are not
     the range asked (a 206 naming another range or none, more bytes than the range: 33; fewer: 18), a
@@ -133,6 +150,8 @@ cdef CURLcode held_to_contract(Slot *s, CURLcode result, long code) noexcept nog
             return CURLE_RANGE_ERROR
         if s.got < s.length:
             return CURLE_PARTIAL_FILE
+        if s.ts.shared.checksum_mode:
+            return checked_against_its_checksum(s, result)
     elif s.op == OPC_HEAD:
         # A stat that names another size than the object's (its row's length), or no ETag, is not the object's.
         curl_easy_getinfo(s.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &told)

@@ -8,6 +8,7 @@ cdef inline void reset_slot(Slot *s) noexcept nogil:
     s.sent = 0
     s.upos = 0
     s.doc_too_long = 0
+    s.sum_told = SUM_TOLD_NONE
     s.status = 0
     s.status_known = 0
     s.errlen = 0

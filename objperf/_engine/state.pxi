@@ -20,6 +20,13 @@ cdef enum:
     OPC_DELETE_OBJECTS = 9  # a batch deleted: the request's document sent, the answer's kept
     OPC_COPY = 10        # a copy made by the store: the answer's document kept
     OPC_UPLOAD_PART_COPY = 11
+    SUM_VERIFIED = 0     # a whole-object read whose bytes' CRC-32 is the one the store named
+    SUM_MISMATCHED = 1   # ... is not: the row fails
+    SUM_UNCHECKED = 2    # the answer named a checksum objperf cannot check: a range's, a composite, another algorithm
+    SUM_ABSENT = 3       # the answer named none
+    SUM_TOLD_NONE = 0
+    SUM_TOLD_CRC32 = 1
+    SUM_TOLD_OTHER = 2
     STOP_NONE = 0
     STOP_DRAIN = 1
     STOP_ABORT = 2
@@ -77,6 +84,7 @@ ctypedef struct Shared:
     int plan_op          # what the plan's requests are: OPC_GET (ranges), OPC_HEAD or OPC_DELETE (each key)
     int sink
     int verify
+    int checksum_mode    # GETs ask for the object's checksum (x-amz-checksum-mode): whole-object reads check it
     int *fds
     # Queue mode: requests are jobs that Python puts in a table of entries; job_ring lists the
     # entries queued, in order.  An entry stays busy from submit until its job's row is written.
@@ -125,6 +133,7 @@ ctypedef struct ThreadState:
     int64_t requests_done
     int64_t errors
     int64_t rows_dropped   # rows an aborted run's full ring could not take
+    int64_t sums[4]        # checksum mode's answers: SUM_VERIFIED, SUM_MISMATCHED, SUM_UNCHECKED, SUM_ABSENT
     int64_t seen_generation  # the URL generation this thread saw last at a point where it held no table
     int epfd             # epoll set: libcurl's sockets and wakefd
     int wakefd           # eventfd: stop() and submit() wake the thread through it
@@ -177,6 +186,8 @@ ctypedef struct Slot:
     int64_t doc_cap
     int doc_too_long     # the answer's document was longer than doc_cap: the row fails
     char etag[ETAG_CAP]
+    uint32_t sum_crc32   # the CRC-32 the answer named (x-amz-checksum-crc32), when sum_told is SUM_TOLD_CRC32
+    int8_t sum_told      # what checksum the answer named: SUM_TOLD_NONE, SUM_TOLD_CRC32, SUM_TOLD_OTHER
     int8_t tls_resumed   # how this request's TLS connection began, read while it was attached (rows.pxi)
     int64_t rbuf         # the receive buffer libcurl reads this slot's bodies into, and what its reads
     int64_t rbuf_run     # delivered since it was set (adapt.pxi): bytes of whole pieces in a row,

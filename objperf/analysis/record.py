@@ -145,6 +145,7 @@ class Summary(TypedDict, total=False):
     rows_unwritten: int
     rows_dropped: int
     receive_buffers: dict[str, int]  # the slots' receive buffers as the run ended: least, median, most
+    checksums: dict[str, int]  # --checksum-mode's answers: verified, mismatched, unchecked, absent
     kernel_tls: str  # a TLS run: whether the kernel could have held its TLS (objperf.core.kernel_tls)
     # re-analysis
     scanned: bool  # made by a scan of the files, not from the rows in memory

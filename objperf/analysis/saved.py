@@ -140,6 +140,8 @@ RECORDED_FACTS = {
     "receive_buffers": lambda v: isinstance(v, dict) and set(v) == {"least", "median", "most"} and all(
         isinstance(n, int) and 0 < n <= 10 << 20 for n in v.values()),
     "until_steady": lambda v: v in ("steady", "bound"),
+    "checksums": lambda v: isinstance(v, dict) and set(v) == {"verified", "mismatched", "unchecked", "absent"} and all(
+        isinstance(n, int) and n >= 0 for n in v.values()),
     **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
                                                         "objects_unstarted")},
 }

@@ -276,9 +276,24 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         rows.append(("rows", f"{s['rows_dropped']:,} rows dropped: the engine stopped with nobody taking them"))
     if s.get("receive_buffers"):
         rows.append(("buffers", receive_buffers_text(s["receive_buffers"])))
+    if s.get("checksums"):
+        rows.append(("checksums", checksums_text(s["checksums"])))
     if s.get("error"):
         rows.append(("failed", s["error"]))
     return rows + evidence_rows(s.get("evidence", {}))
+
+
+def checksums_text(c: dict) -> str:
+    """Checksum mode's answers, in words."""
+    said = [f"{c['verified']:,} whole-object reads matched the CRC-32 the store named"]
+    if c["mismatched"]:
+        said.append(f"{c['mismatched']:,} did not (failed)")
+    if c["unchecked"]:
+        said.append(f"{c['unchecked']:,} answers named a checksum objperf cannot check (a range's, a composite of "
+                    "parts, another algorithm)")
+    if c["absent"]:
+        said.append(f"{c['absent']:,} named none")
+    return "; ".join(said)
 
 
 def receive_buffers_text(b: dict) -> str:

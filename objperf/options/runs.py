@@ -60,6 +60,9 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, SteadyOptions,
     sink: str = option(READ.sink, "where bodies go", choice("ram", "discard", "file"), group=WORKLOAD)
     sink_dir: str | None = option(None, "directory for --sink file", PATH, group=WORKLOAD)
     verify: bool = flag("CRC32 every body (column crc32)", group=WORKLOAD)
+    checksum_mode: bool = flag("ask the store for each object's checksum (x-amz-checksum-mode: ENABLED, as the SDKs "
+                               "validate a download) and check every whole-object GET against its CRC-32; a "
+                               "mismatch fails the row (implies --verify)", group=WORKLOAD)
     engine: str = option(READ.engine, "curl or the pure-Python reference engine", choice("curl", "requests"),
                          group=WORKLOAD)
     rate: float | None = option(None, "open loop: start N requests a second on a schedule, whatever the answers' "
@@ -76,6 +79,7 @@ class FetchOptions(TargetOptions, SeedOptions, ConnectionOptions, SteadyOptions,
             concurrency=self.concurrency, threads=self.threads, range_size=self.range_size,
             random_ranges=self.random, op=self.op, sink=self.sink, sink_dir=self.sink_dir, duration=self.duration,
             requests=self.requests, bytes=self.bytes, verify=self.verify, engine=self.engine, rate=self.rate,
+            checksum_mode=self.checksum_mode,
             **self.connection_kwargs(), **self.steady_kwargs()).capped()
         workload.validate()
         return workload

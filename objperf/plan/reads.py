@@ -151,6 +151,7 @@ class ReadWorkload:
     interface: str | None = None
     http_version: str = "1.1"
     verify: bool = False
+    checksum_mode: bool = False  # ask for each object's checksum (x-amz-checksum-mode) and check whole reads by it
     timeout: float = 300.0
     connect_timeout: float = 10.0
     buffer_size: int | None = None  # libcurl's receive buffer per slot; None: receive_buffer() chooses
@@ -182,10 +183,13 @@ class ReadWorkload:
             raise UsageError(f"op must be one of {', '.join(READ_OPS)}, not {self.op!r}")
         if self.op != "get":
             asked = [name for name, given in (("--sink file", self.sink == "file"), ("--verify", self.verify),
+                                              ("--checksum-mode", self.checksum_mode),
                                               ("--bytes", self.bytes is not None),
                                               ("--engine requests", self.engine == "requests")) if given]
             if asked:
                 raise UsageError(f"a {self.op.upper()} has no body: {', '.join(asked)} go with GETs")
+        if self.checksum_mode and self.engine == "requests":
+            raise UsageError("--checksum-mode checks answers in the curl engine: not with --engine requests")
         if self.sink not in SINKS:
             raise UsageError(f"sink must be one of {', '.join(SINKS)}, not {self.sink!r}")
         if self.sink == "file" and not self.sink_dir:
@@ -220,6 +224,11 @@ class ReadWorkload:
     def body_sink(self) -> str:
         """Where bodies go: the sink asked for, and none for HEADs (no buffer is made for them)."""
         return self.sink if self.op == "get" else "discard"
+
+    @property
+    def signed_headers(self) -> dict[str, str]:
+        """The headers every request sends, signed in its URL: checksum mode's."""
+        return {"x-amz-checksum-mode": "ENABLED"} if self.checksum_mode else {}
 
     def receive_buffer(self) -> int:
         """libcurl's receive buffer per slot: the one asked for, else, to start with, 128 KiB while the

@@ -221,5 +221,8 @@ def _teardown(recorder: Recorder, parts: list[Part], after_engines: Iterable[Cal
     recorder.stop_clock()
     recorder.rows_dropped += sum(part.engine.rows_dropped for part in parts)
     recorder.receive_buffers += [size for part in parts for size in part.engine.receive_buffers]
+    for part in parts:
+        for name, count in getattr(part.engine, "checksums", {}).items():
+            recorder.checksums[name] = recorder.checksums.get(name, 0) + count
     if stuck is not None:
         raise stuck

@@ -37,10 +37,10 @@ def check_read_resources(target: ResolvedTarget, workload: ReadWorkload) -> None
 
 def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] | None):
     check_read_resources(target, workload)
-    target.sign_for(workload.op)
+    target.sign_for(workload.op, workload.signed_headers)
     sizes = [o.size for o in target.objects]
     common = dict(concurrency=workload.concurrency, range_size=workload.range_size, sink=workload.body_sink,
-                  random_ranges=workload.random_ranges, fds=fds, verify=workload.verify,
+                  random_ranges=workload.random_ranges, fds=fds, verify=workload.verify or workload.checksum_mode,
                   max_requests=workload.requests or -1, max_bytes=workload.bytes or -1,
                   timeout=workload.timeout, connect_timeout=workload.connect_timeout, seed=workload.seed)
     if workload.engine == "requests":
@@ -53,7 +53,8 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
                        interface=workload.interface, http_version=workload.http_version, tls=target.tls,
                        buffer_size=workload.receive_buffer(),
                        buffer_max=workload.receive_buffer_max(), buffer_min=RECEIVE_BUFFER_MIN,
-                       keepalive=workload.keepalive, **target.engine_tls(),
+                       keepalive=workload.keepalive, **target.engine_tls(), checksum_mode=workload.checksum_mode,
+                       headers=tuple(f"{name}: {value}" for name, value in workload.signed_headers.items()),
                        rate=workload.rate or 0.0, max_rate=workload.max_rate or 0, **common)
 
 

@@ -126,6 +126,7 @@ class Recorder:
         self.rows_unwritten = 0
         self.rows_dropped = 0  # rows an aborted engine could not hand over (see Engine.rows_dropped)
         self.receive_buffers: list[int] = []  # each slot's receive buffer as its engine closed
+        self.checksums: dict[str, int] = {}  # checksum mode's answers, by what they said (Engine.checksums)
         self.error: str | None = None  # why the run could not go on, when it could not
         self._last_ok = time.monotonic()
         self._last_ok_wall = time.time()
@@ -275,6 +276,8 @@ class Recorder:
             summary["rows_dropped"] = self.rows_dropped
         if self.receive_buffers:
             summary["receive_buffers"] = receive_buffer_figures(self.receive_buffers)
+        if any(self.checksums.values()):
+            summary["checksums"] = dict(self.checksums)
         if summary.get("tls"):
             summary["kernel_tls"] = kernel_tls()
         if self.until_steady:

@@ -46,6 +46,7 @@ class ResolvedTarget:
     skipped: int = 0  # empty objects and directory markers under a prefix, which a read run leaves out
     capped: list[str] = field(default_factory=list)  # the prefixes whose listing the key limit cut short
     method: str = "get_object"  # the S3 call the URLs are signed for
+    signed_headers: dict[str, str] = field(default_factory=dict)  # headers each URL is signed with, and sent
 
     @property
     def tls(self) -> bool:
@@ -86,14 +87,15 @@ class ResolvedTarget:
         """A URL per object for ``method``, presigned now (plain http(s) URLs stay as they were given)."""
         if not self.renews_urls:
             return list(self.urls)
-        self.urls = [self.client.presign(o.bucket, o.key, method=self.method, expires=self.url_lifetime)
-                     for o in self.objects]
+        self.urls = [self.client.presign(o.bucket, o.key, method=self.method, expires=self.url_lifetime,
+                                         headers=self.signed_headers or None) for o in self.objects]
         return self.urls
 
-    def sign_for(self, op: str) -> None:
-        """The URLs signed for what a run asks of each object: ``get`` or ``head``."""
-        if f"{op}_object" != self.method:
-            self.method = f"{op}_object"
+    def sign_for(self, op: str, headers: dict[str, str] | None = None) -> None:
+        """The URLs signed for what a run asks of each object (``get`` or ``head``), with the ``headers`` each
+        request sends."""
+        if f"{op}_object" != self.method or (headers or {}) != self.signed_headers:
+            self.method, self.signed_headers = f"{op}_object", dict(headers or {})
             self.sign_urls()
 
 
