@@ -174,6 +174,36 @@ def test_a_study_compares_one_source_address_against_two(store, tmp_path):
     assert bad.returncode == 2 and "needs --interface with at least 2 source addresses" in bad.stderr
 
 
+RATE_PREFIX = "study-request-rate/"
+
+
+@pytest.fixture(scope="module")
+def request_rate_study(store, tmp_path_factory):
+    """A quick request-rate study of two prefixes at 8 in flight, against the tests' store (which outlives it)."""
+    out = tmp_path_factory.mktemp("request-rate") / "rr"
+    proc = run_cli("objperf", "study", "request-rate", f"s3://{store.bucket}/{RATE_PREFIX}", "--endpoint",
+                   store.server.endpoint, "--quick", "--grid", "concurrency=8", "--grid", "prefixes=2",
+                   "--out", str(out), env=store.env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+@pytest.mark.timeout(360)
+def test_request_rate_puts_write_a_new_key_each_and_delete_them_after(store, request_rate_study):
+    """Its PUTs took turns over 8 keys a prefix, and were left in the store: every PUT now writes a key of its
+    own, the prefixes taking turns, and the step deletes what it wrote."""
+    rows = load(request_rate_study)
+    puts = rows[rows["op"] == "PUT"]
+    keys = puts["key"].astype(str)
+    assert len(puts) > 2 * 8 and keys.nunique() == len(puts)
+    spread = keys.str.split("/").str[-2].value_counts()
+    assert set(spread.index) == {"p00", "p01"} and spread.max() - spread.min() <= 1  # the prefixes take turns
+    put_step = load_steps(request_rate_study).query("op == 'PUT'")
+    assert put_step["status"].tolist() == ["complete"]
+    assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/put/") == []
+    assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/p00/")  # its reads' kept
+
+
 def test_the_wan_study_refuses_a_tls_endpoint_in_one_line(store, tmp_path):
     proc = run_cli("objperf", "study", "wan", f"s3://{store.bucket}/wan-tls/", "--quick", "--endpoint",
                    store.server.endpoint_tls, "--ca-bundle", store.server.tls[2], "--out", str(tmp_path / "w"),
