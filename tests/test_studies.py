@@ -6,6 +6,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
+from objperf.core.schema import UNKNOWN_SIZE
 from objperf.dataset.directory import load_samples, load_steps
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -55,6 +56,8 @@ def test_quick_study_holds_its_grid(name, tmp_path):
     assert rows.attrs["manifest"]["kind"] == "study" and rows.attrs["manifest"]["status"] == "complete"
     assert set(rows["step"]) == set(range(len(values)))
     assert column in rows.columns
+    sizes = sorted(set(rows["object_size"]) - {UNKNOWN_SIZE})  # the manifest says the sizes the steps used
+    assert rows.attrs["manifest"]["parameters"]["object_size"] == (sizes[0] if len(sizes) == 1 else sizes)
     assert {"nic", "cpu"} <= set(load_samples(out))
     if name == "hot-object":
         single = steps[steps["variant"] == "single"].set_index("concurrency")["error_rate"]
@@ -202,6 +205,15 @@ def test_request_rate_puts_write_a_new_key_each_and_delete_them_after(store, req
     assert put_step["status"].tolist() == ["complete"]
     assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/put/") == []
     assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/p00/")  # its reads' kept
+
+
+@pytest.mark.timeout(360)
+def test_a_study_records_the_object_size_its_steps_used(request_rate_study):
+    """request-rate's manifest said the quick study's default (32 MiB) for the 4 KiB objects it read and wrote."""
+    from objperf.dataset.directory import read_manifest
+
+    assert read_manifest(request_rate_study)["parameters"]["object_size"] == 4096
+    assert set(load(request_rate_study)["object_size"]) == {4096}
 
 
 def test_the_wan_study_refuses_a_tls_endpoint_in_one_line(store, tmp_path):

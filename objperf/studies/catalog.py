@@ -53,6 +53,15 @@ class StudyContext:
     seeding: Callable | None = None  # the bar seeding shows (Invocation.seeding)
     _client: S3Client | None = None
     _seeded: set = field(default_factory=set)
+    _sizes: set[int] = field(default_factory=set)  # the object sizes the study's steps read or write
+
+    @property
+    def object_size_used(self) -> int | list[int]:
+        """The object size the study's steps read or write, for its manifest (a study may choose its own, as
+        request-rate's 4 KiB): one size, or the sizes, smallest first, when they differ; ``object_size`` before
+        any step sized an object."""
+        sizes = sorted(self._sizes) or [self.object_size]
+        return sizes[0] if len(sizes) == 1 else sizes
 
     @property
     def client(self) -> S3Client:
@@ -93,6 +102,7 @@ class StudyContext:
 
     def ensure_objects(self, places: list[tuple[str, str]], size: int) -> None:
         """``ensure_object`` of every (bucket, key) of ``places``, under one line and one bar."""
+        self._sizes.add(size)
         first = [place for place in places if (*place, size) not in self._seeded]  # what later steps reuse
         self._seeded.update((*place, size) for place in places)
         room = getattr(self.server, "workdir", None)  # the embedded server's disk, checked before seeding
@@ -156,6 +166,7 @@ class StudyContext:
                          prepare=prepare, measure=measure)
 
     def write_step(self, values: dict, **workload) -> Step:
+        self._sizes.add(self.writes(**workload).object_size)
         if self.quick and not self.duration_given and "requests" not in workload:
             # --quick: one part per slot, the step lasting until they are acknowledged (at most
             # QUICK_WRITE_CAP_S), so that every write step measures something however busy the store
