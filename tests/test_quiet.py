@@ -24,7 +24,9 @@ from objperf.plan.writes import WriteWorkload
 from objperf.run.writes import run_write
 
 SILENCE_S = 5.0  # the promise: never longer than this without a line when piped
-PROGRESS_LINE = re.compile(r"^\s+\d+\.\d(?:/\d+)? s\s+\d+\.\d+ Gbps\s+\d+\.\d MiB/s\s+\d+ req/s\s+\d+ failed$")
+PROGRESS_LINE = re.compile(r"^\s+\d+\.\d(?:/\d+)? s\s+(?:\d+\.\d+ Gbps\s+\d+\.\d MiB/s\s+\d+ req/s|"
+                           r"\d+ req/s\s+[\d,]+ requests)\s+\d+ failed$")
+NO_BODY = re.compile(r"^\s+\d+\.\d(?:/\d+)? s\s+\d+ req/s\s+[\d,]+ requests\s+\d+ failed$")  # HEADs, DELETEs
 SERVER_AT = re.compile(r"started local SeaweedFS at http://127\.0\.0\.1:(\d+)")
 
 
@@ -120,6 +122,7 @@ RUNS = {
     "mixed": ["mixed", "--object-size", "8MiB", "--duration", "8s"],
     "study": ["study", "read-concurrency", "--quick"],
     "delete": ["delete", "--objects", "10000"],
+    "head": ["fetch", "--op", "head", "--object-size", "1MiB", "--duration", "8s"],
 }
 
 
@@ -138,6 +141,9 @@ def test_a_piped_run_command_is_never_silent_and_prints_no_traceback(command, tm
     assert watched.longest_silence() <= SILENCE_S, watched.text
     if command != "study":  # a study's steps are short; their step lines are its progress
         assert any(PROGRESS_LINE.match(text) for _, _, text in watched.lines), watched.text
+    if command in ("head", "delete"):  # no body moved: requests a second, never "0.000 Gbps"
+        lines = [text for _, _, text in watched.lines if PROGRESS_LINE.match(text)]
+        assert all(NO_BODY.match(text) for text in lines), watched.text
     assert not left_behind(watched.proc.pid, watched.server_port())
 
 
@@ -222,6 +228,27 @@ def test_plain_progress_lines_come_every_few_seconds_with_both_rates():
     assert said and all(PROGRESS_LINE.match(line) for line in said)
     assert len(said) >= 20 / SILENCE_S
     assert "0.839 Gbps  100.0 MiB/s  10 req/s  0 failed" in said[-1]
+
+
+def test_a_run_that_moves_no_body_says_its_requests_a_second_not_a_rate_of_nothing():
+    """A HEAD or DELETE run's progress said "0.000 Gbps  0.0 MiB/s": it says its requests a second and the
+    requests done, in lines and on the bar; a run that moves bodies still says both rates."""
+    from objperf.core.progress import BAR
+
+    said: list[str] = []
+    lines = Progress(total_s=5, shown=LINES, say=said.append)
+    for tick in range(1, 11):  # every 0.5 s: 1,000 HEADs a second, no byte of body
+        lines(tick * 0.5, 0, tick * 500, 0)
+    assert said == ["  1.0/5 s  1000 req/s  1,000 requests  0 failed",
+                    "  4.0/5 s  1000 req/s  4,000 requests  0 failed"]
+    bar = Progress(total_s=5, shown=BAR)
+    try:
+        bar(0.5, 0, 500, 1)
+        assert str(bar.bar).endswith("| 0.5/5 s, 1000 req/s  500 requests, 1 failed")
+        bar(1.0, 50 << 20, 1000, 1)  # a body moved: both rates
+        assert str(bar.bar).endswith("| 1.0/5 s, 0.839 Gbps  100.0 MiB/s  1000 req/s, 1 failed")
+    finally:
+        bar.close()
 
 
 def test_a_step_says_what_it_does_once_it_lasts_and_nothing_when_quick():

@@ -6,6 +6,7 @@ import pytest
 
 from conftest import run_cli
 from objperf import load
+from objperf.core.schema import UNKNOWN_SIZE
 from objperf.dataset.directory import load_samples, load_steps
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -55,6 +56,8 @@ def test_quick_study_holds_its_grid(name, tmp_path):
     assert rows.attrs["manifest"]["kind"] == "study" and rows.attrs["manifest"]["status"] == "complete"
     assert set(rows["step"]) == set(range(len(values)))
     assert column in rows.columns
+    sizes = sorted(set(rows["object_size"]) - {UNKNOWN_SIZE})  # the manifest says the sizes the steps used
+    assert rows.attrs["manifest"]["parameters"]["object_size"] == (sizes[0] if len(sizes) == 1 else sizes)
     assert {"nic", "cpu"} <= set(load_samples(out))
     if name == "hot-object":
         single = steps[steps["variant"] == "single"].set_index("concurrency")["error_rate"]
@@ -172,6 +175,45 @@ def test_a_study_compares_one_source_address_against_two(store, tmp_path):
                   "--quick", "--interface", "127.0.0.2", "--grid", "sources=1,2", "--out", str(tmp_path / "b"),
                   env=store.env())
     assert bad.returncode == 2 and "needs --interface with at least 2 source addresses" in bad.stderr
+
+
+RATE_PREFIX = "study-request-rate/"
+
+
+@pytest.fixture(scope="module")
+def request_rate_study(store, tmp_path_factory):
+    """A quick request-rate study of two prefixes at 8 in flight, against the tests' store (which outlives it)."""
+    out = tmp_path_factory.mktemp("request-rate") / "rr"
+    proc = run_cli("objperf", "study", "request-rate", f"s3://{store.bucket}/{RATE_PREFIX}", "--endpoint",
+                   store.server.endpoint, "--quick", "--grid", "concurrency=8", "--grid", "prefixes=2",
+                   "--out", str(out), env=store.env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+@pytest.mark.timeout(360)
+def test_request_rate_puts_write_a_new_key_each_and_delete_them_after(store, request_rate_study):
+    """Its PUTs took turns over 8 keys a prefix, and were left in the store: every PUT now writes a key of its
+    own, the prefixes taking turns, and the step deletes what it wrote."""
+    rows = load(request_rate_study)
+    puts = rows[rows["op"] == "PUT"]
+    keys = puts["key"].astype(str)
+    assert len(puts) > 2 * 8 and keys.nunique() == len(puts)
+    spread = keys.str.split("/").str[-2].value_counts()
+    assert set(spread.index) == {"p00", "p01"} and spread.max() - spread.min() <= 1  # the prefixes take turns
+    put_step = load_steps(request_rate_study).query("op == 'PUT'")
+    assert put_step["status"].tolist() == ["complete"]
+    assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/put/") == []
+    assert store.client.list_keys(store.bucket, f"{RATE_PREFIX}objperf-study/request-rate/p00/")  # its reads' kept
+
+
+@pytest.mark.timeout(360)
+def test_a_study_records_the_object_size_its_steps_used(request_rate_study):
+    """request-rate's manifest said the quick study's default (32 MiB) for the 4 KiB objects it read and wrote."""
+    from objperf.dataset.directory import read_manifest
+
+    assert read_manifest(request_rate_study)["parameters"]["object_size"] == 4096
+    assert set(load(request_rate_study)["object_size"]) == {4096}
 
 
 def test_the_wan_study_refuses_a_tls_endpoint_in_one_line(store, tmp_path):

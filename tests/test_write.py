@@ -233,6 +233,32 @@ def test_cleanup_leaves_the_bucket_as_it_was(store):
     assert store.client.list_keys(store.bucket, "") == before
 
 
+def test_key_prefixes_deal_a_new_key_to_every_write_and_cleanup_deletes_them(store):
+    before = store.client.list_keys(store.bucket, "")
+    result = write(store, object_size=1000, part_size=5 * MIB, requests=9, keys=1 << 40, prefix="kp/",
+                   key_prefixes=("a/", "b/", "c/"), cleanup=True)
+    keys = sorted(key for _, key in written_keys(result))
+    assert len(keys) == 9 and [key.split("/")[1] for key in keys] == ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    assert result.summary["cleaned_up"] == 9 and store.client.list_keys(store.bucket, "") == before
+
+
+def test_cleanup_deletes_the_keys_of_puts_cut_at_the_end_too(store):
+    """A PUT cut when the time is up may have reached the store all the same: cleanup deletes its key too."""
+    result = write(store, object_size=4096, part_size=5 * MIB, duration=1.0, keys=1 << 40, prefix="kp-cut/",
+                   key_prefixes=("a/", "b/"), concurrency=16, cleanup=True)
+    puts = result.rows[result.rows["op"] == "PUT"]
+    assert len(puts) > 16 and puts["key"].nunique() == len(puts)
+    assert result.summary["cleaned_up"] >= result.summary["objects_written"] > 0
+    assert store.client.list_keys(store.bucket, "kp-cut/") == []
+
+
+def test_key_prefixes_and_names_are_refused_together():
+    from objperf.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="names or key prefixes, not both"):
+        WriteWorkload(buckets=("b",), names=("x",), key_prefixes=("p/",)).validate()
+
+
 def test_failed_parts_abort_the_upload(store, tmp_path):
     # A 20 ms request timeout fails parts that the server needs longer for: a real failure mid-upload.
     result = write(store, tmp_path / "f", object_size=30 * MIB, part_size=5 * MIB, requests=2, timeout=0.02)

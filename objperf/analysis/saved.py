@@ -195,28 +195,38 @@ def with_settings(df: pd.DataFrame) -> pd.DataFrame:
 
 SIZE = "size"  # --by size: a group per object size, or per power of two of them
 EXACT_SIZES = 16  # at most this many object sizes are each a group of their own
+UNKNOWN_SIZE_GROUP = "unknown"
+
+
+def exact_sizes(known) -> bool:
+    """Whether objects of the sizes ``known`` (each size the rows hold, once) are each a group of their own: at
+    most EXACT_SIZES of them, each with a label of its own."""
+    known = [int(n) for n in known]
+    return len(known) <= EXACT_SIZES and len({size_label(n, exact=True) for n in known}) == len(known)
+
+
+def size_label(key: int, *, exact: bool) -> str:
+    """The label of a group of ``size_groups``: a size (``4KiB``), or the power of two [key, 2 key) that starts
+    at ``key`` (``4KiB-8KiB``); ``0B``; ``unknown`` for a size not known (a negative key)."""
+    from objperf.core.sizes import format_size
+
+    if key < 0:
+        return UNKNOWN_SIZE_GROUP
+    if exact or key == 0:
+        return format_size(int(key)).replace(" ", "")
+    return f"{format_size(int(key)).replace(' ', '')}-{format_size(2 * int(key)).replace(' ', '')}"
 
 
 def size_groups(object_size: pd.Series) -> pd.Categorical:
     """Each row's group by the size of its object (``object_size``), smallest first: each size its own when the
     rows' objects take at most EXACT_SIZES sizes (``4 KiB``, ``1 MiB``, ``64 MiB``), else a power of two of
     them, [2^k, 2^(k+1)) (``4 KiB-8 KiB``); an object of 0 bytes ``0 B``; a size not known ``unknown``."""
-    from objperf.core.sizes import format_size
-
     sizes = object_size.to_numpy(dtype=np.float64, na_value=-1.0)
     known = np.unique(sizes[sizes >= 0]).astype(np.int64)
-    labels_of = {int(n): format_size(int(n)).replace(" ", "") for n in known}
-    exact = len(known) <= EXACT_SIZES and len(set(labels_of.values())) == len(known)
-    if exact:
-        keys = sizes
-        names = {float(n): labels_of[int(n)] for n in known}
-    else:
-        keys = np.where(sizes > 0, np.exp2(np.floor(np.log2(np.maximum(sizes, 1)))), sizes)
-        names = {float(low): "0B" if low == 0 else
-                 f"{format_size(low).replace(' ', '')}-{format_size(2 * low).replace(' ', '')}"
-                 for low in np.unique(keys[keys >= 0])}
-    order = sorted(names)
-    labels = [names[k] for k in order] + (["unknown"] if (sizes < 0).any() else [])
+    exact = exact_sizes(known)
+    keys = sizes if exact else np.where(sizes > 0, np.exp2(np.floor(np.log2(np.maximum(sizes, 1)))), sizes)
+    order = [float(k) for k in np.unique(keys[keys >= 0])]
+    labels = [size_label(int(k), exact=exact) for k in order] + ([UNKNOWN_SIZE_GROUP] if (sizes < 0).any() else [])
     codes = np.searchsorted(np.asarray(order, dtype=np.float64), keys)
     codes = np.where(sizes < 0, len(order), codes)
     return pd.Categorical.from_codes(codes, categories=labels, ordered=True)
@@ -249,10 +259,14 @@ def grouped(df: pd.DataFrame, by: str) -> pd.DataFrame:
     rows = []
     for value, part in df.groupby(by, observed=True, dropna=False, sort=True):
         s = summary_of(part)
-        rows.append({by: value, "requests": s["requests"], "failed": s["error_requests"], "gbps": s["gbps"],
-                     "requests_per_s": s["requests_per_s"], "ttfb_ms_p50": s["ttfb_ms_p50"],
-                     "ttfb_ms_p99": s["ttfb_ms_p99"], **_latency(part)})
-    return pd.DataFrame(rows)
+        figures = {**s, "failed": s["error_requests"], **_latency(part)}
+        rows.append({by: value, **{name: figures[name] for name in GROUP_COLUMNS}})
+    return pd.DataFrame(rows, columns=[by, *GROUP_COLUMNS])
+
+
+# The figures of each group, after its value (a scan's groups, analysis.scan.groups_table, hold them too)
+GROUP_COLUMNS = ("requests", "failed", "gbps", "requests_per_s", "ttfb_ms_p50", "ttfb_ms_p99", "latency_ms_p50",
+                 "latency_ms_p99")
 
 
 def _latency(rows: pd.DataFrame) -> dict[str, float]:

@@ -6,9 +6,9 @@ succeeded, were cut or failed are ``objperf.core.schema``'s, written as SQL here
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from objperf.analysis.record import Summary
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
@@ -16,6 +16,9 @@ from objperf.analysis.summary import rate_figures
 from objperf.core.errors import UsageError
 from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, METADATA_OPS, OP_GET, OPS, curl_error_text
 from objperf.dataset.layout import MANIFEST, ROWS_DIR
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OK = "(curl_code = 0 AND status >= 200 AND status < 300)"
 CUT = f"(curl_code = {CUT_CURL_CODE} AND status < 300)"
@@ -134,13 +137,49 @@ def scan(paths: Sequence[str | Path], *, by: str | None = None, memory_limit: st
     return _in_order(_scanned(paths, by, memory_limit, threads), by)
 
 
+def groups_table(groups: list[dict], by: str) -> pd.DataFrame:
+    """``scan``'s groups as a table: the columns a loaded analysis's groups have (``analysis.saved.grouped``),
+    the same figures, then every other figure the scan has of each group but its sketches."""
+    import pandas as pd
+
+    from objperf.analysis.saved import GROUP_COLUMNS
+
+    rows = [{"failed": g["error_requests"], **{k: v for k, v in g.items() if k != "sketches"}} for g in groups]
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return pd.DataFrame(columns=[by, *GROUP_COLUMNS])
+    return table[[by, *GROUP_COLUMNS, *(c for c in table.columns if c not in (by, *GROUP_COLUMNS))]]
+
+
 def _in_order(found: dict, by: str | None) -> list[dict]:
-    return [{**({by: grp} if by else {}), **found[grp].summary()}
-            for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float)) else str(g)))]
+    return [{**({by: grp} if by else {}), **group.summary()} for grp, group in found.items()]
+
+
+def _sorted(found: dict) -> dict:
+    """Groups in the order of their values: numbers, then words, then the group of no value."""
+    return {grp: found[grp] for grp in sorted(found, key=lambda g: (g is None, g if isinstance(g, (int, float))
+                                                                       else str(g)))}
 
 
 def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, threads: int | None) -> dict:
-    """``scan``'s groups (_Group) by value of ``by``."""
+    """``scan``'s groups (_Group) by value of ``by``, in order (``size``: smallest first, as loaded)."""
+    from objperf.analysis.saved import SETTINGS, SIZE
+
+    with scanning(paths, memory_limit, threads) as (con, source, present, files):
+        if by == SIZE and SIZE not in present:  # as loaded: a column of that name is grouped as it is
+            group, label = _size_group(con, source, present)
+            found = _grouped(con, source, files, group, None)
+            return {label(key): found[key] for key in sorted(found, key=lambda k: (k < 0, k))}
+        if by is None or by in present or (by in COLUMNS and by not in SETTINGS):  # a row column no part holds
+            column = by if by in present else None  # is one group: not measured
+            group = '"' + by.replace('"', '""') + '"' if column else None
+            return _sorted(_grouped(con, source, files, group, column))
+    return _sorted(_scanned_by_setting(paths, by, memory_limit, threads))
+
+
+def _grouped(con, source: str, files: list[str], group: str | None, column: str | None) -> dict:
+    """The groups (_Group) of the rows by the SQL expression ``group``: the column ``column``, or (``column``
+    None) an expression of each row; None: every row in one group, None."""
     # Two scans.  Every row's latency bucket is grouped with its status and code, so that one scan gives the
     # totals, the latency sketch and the counts by status and code (a few thousand groups; which of them are
     # successes, whose buckets make the sketch, is told from the status and code of each); TTFB, of GETs only,
@@ -148,36 +187,53 @@ def _scanned(paths: Sequence[str | Path], by: str | None, memory_limit: str, thr
     # every row group holds one group (the whole; a cluster host's parts), and the row groups that may
     # hold the last end: 0.3 s, where min and max over every row took 1.2.  The statistics also say whether any
     # latency is negative: where none is, the bucket key is taken with no test a row.  On 200 M rows the whole
-    # summary takes 3.8 s, where three scans alone took 7.1.
-    from objperf.analysis.saved import SETTINGS
+    # summary takes 3.8 s, where three scans alone took 7.1.  The groups of an expression take their spans
+    # from the rows, in the first scan.
+    known = _statistics(files, column)
+    spans = None if known is None or (group is not None and column is None) else \
+        _spans_of(con, source, group if column else None, known)
+    group = group or "NULL"
+    rows = con.execute(f"""
+        SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k,
+               op, status, curl_code, count(*), sum(bytes),
+               {"min(t_start), max(t_start + total_s)" if spans is None else "NULL, NULL"}
+        FROM {source} GROUP BY ALL""").fetchall()
+    first_bytes = con.execute(f"""
+        SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
+        WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
+    found: dict = {}
+    for grp, key, op, status, code, count, nbytes, first, last in rows:
+        found.setdefault(grp, _Group()).add_row(key, op, status, code, count, nbytes, first, last)
+    for grp, key, count in first_bytes:
+        found.setdefault(grp, _Group()).ttfb.add_key(key, count)
+    if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
+        spans = dict((grp, (first, last)) for grp, first, last in con.execute(
+            f"SELECT {group}, min(t_start), max(t_start + total_s) FROM {source} GROUP BY ALL").fetchall())
+    for grp, (first, last) in (spans or {}).items():
+        if grp in found:
+            found[grp].first, found[grp].last = first, last
+    return found
 
-    with scanning(paths, memory_limit, threads) as (con, source, present, files):
-        if by is None or by in present or (by in COLUMNS and by not in SETTINGS):  # a row column no part holds
-            column = by if by in present else None  # is one group: not measured
-            group = '"' + by.replace('"', '""') + '"' if column else "NULL"
-            known = _statistics(files, column)
-            spans = None if known is None else _spans_of(con, source, group if column else None, known)
-            rows = con.execute(f"""
-                SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k,
-                       op, status, curl_code, count(*), sum(bytes),
-                       {"min(t_start), max(t_start + total_s)" if spans is None else "NULL, NULL"}
-                FROM {source} GROUP BY ALL""").fetchall()
-            first_bytes = con.execute(f"""
-                SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
-                WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
-            found: dict = {}
-            for grp, key, op, status, code, count, nbytes, first, last in rows:
-                found.setdefault(grp, _Group()).add_row(key, op, status, code, count, nbytes, first, last)
-            for grp, key, count in first_bytes:
-                found.setdefault(grp, _Group()).ttfb.add_key(key, count)
-            if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
-                spans = dict((grp, (first, last)) for grp, first, last in con.execute(
-                    f"SELECT {group}, min(t_start), max(t_start + total_s) FROM {source} GROUP BY ALL").fetchall())
-            for grp, (first, last) in (spans or {}).items():
-                if grp in found:
-                    found[grp].first, found[grp].last = first, last
-            return found
-    return _scanned_by_setting(paths, by, memory_limit, threads)
+
+def _size_group(con, source: str, present: set[str]) -> tuple[str, Callable[[int], str]]:
+    """``--by size`` as SQL: each row's group key (its object's size, or the power of two it lies in, as
+    ``analysis.saved.size_groups`` chooses for these rows; -1 for a size not known), and each key's label."""
+    from objperf.analysis.saved import EXACT_SIZES, exact_sizes, size_label
+
+    if "object_size" not in present:
+        raise UsageError("--by size: these rows hold no object size (a dataset from before objperf recorded it); "
+                         "analyse it loaded, without --scan: loading recovers the sizes from its manifest")
+    size = "TRY_CAST(object_size AS BIGINT)"  # a size that is no whole number (a file may say anything): unknown
+    known = [n for (n,) in con.execute(f"SELECT DISTINCT {size} AS n FROM {source} WHERE n >= 0 "
+                                       f"LIMIT {EXACT_SIZES + 1}").fetchall()]
+    exact = exact_sizes(known)
+    if exact:
+        return f"coalesce(CASE WHEN {size} >= 0 THEN {size} END, -1)", lambda key: size_label(key, exact=True)
+    # the power of two at or below the size, from its log corrected to the exact integer
+    low = f"(1::BIGINT << CAST(floor(log2({size})) AS INTEGER))"
+    power = f"CASE WHEN {low} > {size} THEN {low} >> 1 WHEN {low} <= {size} >> 1 THEN {low} << 1 ELSE {low} END"
+    return (f"coalesce(CASE WHEN {size} > 0 THEN {power} WHEN {size} = 0 THEN 0 END, -1)",
+            lambda key: size_label(key, exact=False))
 
 
 def _scanned_by_setting(paths: Sequence[str | Path], by: str, memory_limit: str, threads: int | None) -> dict:
@@ -337,7 +393,8 @@ class _Group:
                 "error_share": failed / self.requests if self.requests else float("nan"),
                 **rate_figures(self.bytes, wall),
                 **(rate_figures(self.sent_bytes, wall, "sent_") if self.sent_bytes is not None else {}),
-                "wall_s": wall, "ttfb_ms_p50": p50, "ttfb_ms_p90": p90,
+                "wall_s": wall, "requests_per_s": (self.requests - self.cut) / wall, "ttfb_ms_p50": p50,
+                "ttfb_ms_p90": p90,
                 "ttfb_ms_p99": p99, "ttfb_ms_p999": p999, "latency_ms_p50": latency.quantile(0.5),
                 "latency_ms_p99": latency.quantile(0.99),
                 "sketches": {"ttfb_ms": ttfb.to_json(), "latency_ms": latency.to_json()},

@@ -52,7 +52,7 @@ def build_parser():
                                                                 "buckets each; the dataset's manifest keeps them)")
     p.add_argument("--scan", action="store_true",
                    help="analyse the rows where they lie (DuckDB, objperf[scale]), for more rows than memory holds: "
-                        "TTFB from mergeable sketches (within 0.5 %%); --by a row column or workload setting "
+                        "TTFB from mergeable sketches (within 0.5 %%); --by a row column, a workload setting or size "
                         f"(default: on past {SCAN_ABOVE // 1_000_000} M rows)")
     add_option(p, OutputOptions, "price")
     add_store_options(p)
@@ -162,17 +162,13 @@ def _steady_rule(paths: list[str]):
 
 def scanned(args, invocation: Invocation) -> dict:
     """The analysis of rows left where they lie: a summary, and groups by a row column."""
-    import pandas as pd
-
-    from objperf.analysis.scan import scan_summary_by
+    from objperf.analysis.scan import groups_table, scan_summary_by
     from objperf.core.errors import UsageError
     from objperf.core.extras import require
 
     require("duckdb", "--scan" if args.scan else f"analysing more than {SCAN_ABOVE:,} rows where they lie (--scan)")
     given = [flag for flag, value in (("--op", args.op), ("--host", args.host), ("--window", args.window),
                                       ("--price", args.price)) if value]
-    if args.by == "size":
-        given.append("--by size")
     if given:
         raise UsageError(f"{', '.join(given)} need the rows loaded; a scan summarises them where they lie")
     if not args.scan:
@@ -181,7 +177,7 @@ def scanned(args, invocation: Invocation) -> dict:
                                       steady=_steady_rule(args.paths))
     outcome = {"summary": summary, "rows": summary["requests"]}
     if args.by:
-        outcome["groups"] = pd.DataFrame([{k: v for k, v in g.items() if k != "sketches"} for g in groups])
+        outcome["groups"] = groups_table(groups, args.by)
     if args.figures:
         from objperf.analysis.scan import timeline
         from objperf.analysis.sketch import Sketch

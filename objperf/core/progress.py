@@ -30,6 +30,16 @@ def rates(nbytes: float, nrequests: float, seconds: float) -> str:
             f"{nrequests / seconds:.0f} req/s")
 
 
+def run_rates(moved: int, done: int, nbytes: float, nrequests: float, seconds: float) -> str:
+    """What a run's progress says of ``nbytes`` and ``nrequests`` in ``seconds``: ``rates`` once the run has
+    moved a byte of body (``moved``, every byte so far); until then, as for the whole of a run of HEADs or
+    DELETEs, which move none, its requests a second and the requests done (``done``, so far):
+    ``2388 req/s  9,224 requests``, never a rate of bytes that tells nothing."""
+    if moved:
+        return rates(nbytes, nrequests, seconds)
+    return f"{nrequests / max(seconds, 1e-9):.0f} req/s  {done:,} requests"
+
+
 class Progress:
     """The drive loop's ``on_progress``: draws (``mode`` ``bar`` or ``lines``) and tells ``listener`` (the
     API's live ``Run``).  ``say`` writes a line without breaking the bar.  ``close()`` ends it."""
@@ -56,7 +66,8 @@ class Progress:
             self.bar = tqdm(total=total_bytes, desc=label, unit="B", unit_scale=True, unit_divisor=1024,
                             file=sys.stderr, leave=True, dynamic_ncols=True)
             return
-        fmt = "{l_bar}{bar}| {n:.1f}/{total:.0f} s  {postfix}" if total_s else "{n:.1f} s  {postfix}"
+        # tqdm puts ", " before the postfix: "12.0/20 s, 13.812 Gbps …"
+        fmt = "{l_bar}{bar}| {n:.1f}/{total:.0f} s{postfix}" if total_s else "{n:.1f} s{postfix}"
         self.bar = tqdm(total=total_s or None, desc=label, bar_format=fmt, file=sys.stderr, leave=True,
                         dynamic_ncols=True)
 
@@ -74,8 +85,9 @@ class Progress:
             self.bar.n = min(nbytes, self.total_bytes)
         else:
             self.bar.n = min(elapsed, self.total_s) if self.total_s else elapsed
-        self.bar.set_postfix_str(f"{rates(nbytes - b_prev, nrequests - r_prev, dt)}, {nerrors} failed",
-                                 refresh=False)
+        rate = rates(nbytes - b_prev, nrequests - r_prev, dt) if self.total_bytes else \
+            run_rates(nbytes, nrequests, nbytes - b_prev, nrequests - r_prev, dt)  # seeding moves bytes, a run may not
+        self.bar.set_postfix_str(f"{rate}, {nerrors} failed", refresh=False)
         self.bar.refresh()
 
     def _line(self, elapsed: float, nbytes: int, nrequests: int, nerrors: int) -> None:
@@ -84,13 +96,13 @@ class Progress:
             return
         self._last_line = (elapsed, nbytes, nrequests)
         label = f"{self.label} " if self.label else ""
-        rate = rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)
         if self.total_bytes:  # bytes of a known total (seeding): how far, how fast
-            rate = rate.rsplit("  ", 1)[0]
+            rate = rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev).rsplit("  ", 1)[0]
             self._say(f"  {label}{nbytes / MIB:.0f}/{self.total_bytes / MIB:.0f} MiB "
                       f"({nbytes / self.total_bytes:.0%})  {rate}")
             return
         done = f"{elapsed:.1f}/{self.total_s:g} s" if self.total_s else f"{elapsed:.1f} s"
+        rate = run_rates(nbytes, nrequests, nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)
         self._say(f"  {label}{done}  {rate}  {nerrors} failed")
 
     def say(self, text: str) -> None:

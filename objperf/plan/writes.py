@@ -40,6 +40,7 @@ class WriteWorkload:
     buckets: tuple[str, ...] = ()
     prefix: str = ""
     names: tuple[str, ...] = ()  # write exactly these keys (under prefix), in every bucket, instead of run-named ones
+    key_prefixes: tuple[str, ...] = ()  # run-named keys dealt round robin over these prefixes (under prefix)
     duration: float | None = None
     requests: int | None = None  # objects to write
     verify: bool = False
@@ -120,6 +121,8 @@ class WriteWorkload:
                 raise UsageError(f"{name} must be positive")
         if any(not name or name.endswith("/") for name in self.names):
             raise UsageError("an object name must not be empty or end with '/'")
+        if self.names and self.key_prefixes:
+            raise UsageError("named keys are written where they are named: give names or key prefixes, not both")
         if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
             raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
@@ -139,7 +142,7 @@ class WriteWorkload:
 
     def describe(self) -> dict:
         return {**asdict(self), "buckets": list(self.buckets), "connect_to": list(self.connect_to),
-                "spread_to": list(self.spread_to), "names": list(self.names),
+                "spread_to": list(self.spread_to), "names": list(self.names), "key_prefixes": list(self.key_prefixes),
                 "sizes": str(self.sizes) if self.sizes else None}
 
 
@@ -160,9 +163,19 @@ def object_key(prefix: str, run_id: str, index: int) -> str:
     return f"{prefix}objperf-{run_id[:8]}-{index:05d}"
 
 
+def own_key_starts(workload: WriteWorkload, run_id: str) -> list[str]:
+    """What every key a run names of itself starts with (one per key prefix): the places to list for what it
+    left.  Keys the workload names are not the run's alone, and have none."""
+    if workload.names:
+        return []
+    start = object_key("", run_id, 0).removesuffix("00000")
+    return [workload.prefix + sub + start for sub in workload.key_prefixes or ("",)]
+
+
 class WriteTargets(Sequence):
     """The (bucket, key) pairs a run writes to, in turn: the named keys in every bucket, else run-named keys
-    dealt round robin over the buckets.  Each is named when asked for: ``--keys`` 10**8 holds none."""
+    dealt round robin over the buckets (and, in each, over the key prefixes).  Each is named when asked for:
+    ``--keys`` 10**8 holds none."""
 
     def __init__(self, workload: WriteWorkload, run_id: str):
         self.workload, self.run_id = workload, run_id
@@ -181,7 +194,8 @@ class WriteTargets(Sequence):
         w = self.workload
         if w.names:
             return w.buckets[i // len(w.names)], w.prefix + w.names[i % len(w.names)]
-        return w.buckets[i % len(w.buckets)], object_key(w.prefix, self.run_id, i)
+        sub = w.key_prefixes[i // len(w.buckets) % len(w.key_prefixes)] if w.key_prefixes else ""
+        return w.buckets[i % len(w.buckets)], object_key(w.prefix + sub, self.run_id, i)
 
 
 def write_targets(workload: WriteWorkload, run_id: str) -> WriteTargets:

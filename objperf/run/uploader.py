@@ -7,6 +7,7 @@ complete and abort.  No run leaves a multipart upload of its own open behind it.
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from objperf.core.schema import (
 from objperf.plan.checksums import WriteChecksum
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.reads import spread_entries
-from objperf.plan.writes import WriteWorkload, expected_bytes, object_key, write_targets
+from objperf.plan.writes import WriteWorkload, expected_bytes, own_key_starts, write_targets
 from objperf.run.drive import STEP_S, drain_until_done
 from objperf.run.recorder import Recorder
 from objperf.s3.client import Attempt, S3Client
@@ -78,6 +79,7 @@ class Upload:
 
 OPEN_AHEAD = 8  # CreateMultipartUpload calls in flight at most
 ABORTS_AT_ONCE = 32  # AbortMultipartUpload calls in flight at most, at the end of a run
+DELETES_AT_ONCE = 32  # DeleteObject calls in flight at most, cleaning up after a run
 NOTHING_SENT = (CURLE_OK, *NEVER_SENT)  # an answer, or a request that never left
 CREATE_GRACE_S = 2.0  # how long the end of a run waits for CreateMultipartUpload answers before cutting them
 
@@ -137,6 +139,7 @@ class Uploader:
         self.unfinished_jobs = 0
         self.objects_started = 0
         self.written: list[Upload] = []
+        self.maybe_written: list[Upload] = []  # single PUTs cut or failed once sent: their objects may be there
         self.failed_objects = 0
         self.cut_objects = 0  # aborted because the run's time was up, not because anything failed
         self.unstarted_objects = 0  # opened, then aborted as the run ended before any part of theirs was sent
@@ -468,6 +471,8 @@ class Uploader:
         did not take leaves its upload id in ``left_open``."""
         for upload, failed, started in aborts:
             self.open.pop(upload.index, None)
+            if upload.upload_id is None and started:  # a store may keep a PUT it never answered, or failed late
+                self.maybe_written.append(upload)
             if failed:
                 self.failed_objects += 1
             elif started:
@@ -490,10 +495,10 @@ class Uploader:
         busy SeaweedFS did both after a full disk ended a put, and every later write test found it open)."""
         if not self.workload.multipart:
             return  # single PUTs open no upload
-        prefix = object_key(self.workload.prefix, self.recorder.run_id, 0).removesuffix("00000")
         left = {entry.split(" upload id ")[-1] for entry in self.left_open}
         named = {place: i for i, place in enumerate(zip(self.recorder.labels["buckets"], self.recorder.labels["keys"]))}
-        for bucket in self.workload.buckets:
+        for bucket, prefix in itertools.product(self.workload.buckets,
+                                                own_key_starts(self.workload, self.recorder.run_id)):
             try:
                 listed = self.multipart.open_uploads(bucket, prefix)
             except ObjperfError:
@@ -540,9 +545,16 @@ class Uploader:
         return f"ok: every key written ({len(sizes)}) reads back equal to its last upload"
 
     def cleanup(self) -> int:
-        """Delete every key this run wrote to (and only those)."""
-        touched = {(u.bucket, u.key) for u in self.written}
+        """Delete every key this run wrote to, or sent a PUT that was cut or failed to (and only those), up to
+        ``DELETES_AT_ONCE`` at a time: a run of small objects writes thousands."""
+        touched = sorted({(u.bucket, u.key) for u in (*self.written, *self.maybe_written)})
+        if not touched:
+            return 0
         with phase(f"deleting the {plural(len(touched), 'object')} written…"):
-            for bucket, key in sorted(touched):
-                self.client.delete_object(bucket, key)
+            pool = ThreadPoolExecutor(min(DELETES_AT_ONCE, len(touched)), thread_name_prefix="objperf-delete")
+            try:
+                for _ in pool.map(lambda place: self.client.delete_object(*place), touched):
+                    pass
+            finally:  # the first delete that fails ends the cleanup: the others not yet sent are not sent
+                pool.shutdown(cancel_futures=True)
         return len(touched)

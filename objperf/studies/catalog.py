@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from objperf.cluster.writes import abort_lost
 from objperf.core.errors import UsageError
+from objperf.plan.bounds import MAX_KEYS
 from objperf.plan.reads import ReadWorkload
 from objperf.plan.writes import WriteWorkload
 from objperf.run.jobs import ReadSource, mixed_job, read_job, reads_together_job, write_job
@@ -52,6 +53,15 @@ class StudyContext:
     seeding: Callable | None = None  # the bar seeding shows (Invocation.seeding)
     _client: S3Client | None = None
     _seeded: set = field(default_factory=set)
+    _sizes: set[int] = field(default_factory=set)  # the object sizes the study's steps read or write
+
+    @property
+    def object_size_used(self) -> int | list[int]:
+        """The object size the study's steps read or write, for its manifest (a study may choose its own, as
+        request-rate's 4 KiB): one size, or the sizes, smallest first, when they differ; ``object_size`` before
+        any step sized an object."""
+        sizes = sorted(self._sizes) or [self.object_size]
+        return sizes[0] if len(sizes) == 1 else sizes
 
     @property
     def client(self) -> S3Client:
@@ -92,6 +102,7 @@ class StudyContext:
 
     def ensure_objects(self, places: list[tuple[str, str]], size: int) -> None:
         """``ensure_object`` of every (bucket, key) of ``places``, under one line and one bar."""
+        self._sizes.add(size)
         first = [place for place in places if (*place, size) not in self._seeded]  # what later steps reuse
         self._seeded.update((*place, size) for place in places)
         room = getattr(self.server, "workdir", None)  # the embedded server's disk, checked before seeding
@@ -155,6 +166,7 @@ class StudyContext:
                          prepare=prepare, measure=measure)
 
     def write_step(self, values: dict, **workload) -> Step:
+        self._sizes.add(self.writes(**workload).object_size)
         if self.quick and not self.duration_given and "requests" not in workload:
             # --quick: one part per slot, the step lasting until they are acknowledged (at most
             # QUICK_WRITE_CAP_S), so that every write step measures something however busy the store
@@ -330,7 +342,7 @@ def rate_sweep(ctx: StudyContext) -> list[Step]:
 
 
 REQUEST_RATE_OPS = ("GET", "HEAD", "PUT", "DELETE")
-OBJECTS_A_PREFIX = 8  # small objects each prefix holds for the GETs and HEADs (and each PUT cycles over)
+OBJECTS_A_PREFIX = 8  # small objects each prefix holds for the GETs and HEADs
 SMALL_OBJECT_MAX = 1 << 20
 
 
@@ -338,8 +350,9 @@ def request_rate(ctx: StudyContext) -> list[Step]:
     """How many small-object requests a second does the store take, and where does it answer 503 SlowDown?
     GET, HEAD, PUT and DELETE of small objects (4 KiB) against concurrency and against the number of prefixes
     the keys are spread over, beside the per-prefix rates AWS publishes for S3 (5,500 GET/HEAD and 3,500
-    PUT/COPY/POST/DELETE a second, each partitioned prefix).  GETs, HEADs and PUTs take turns over 8 keys in
-    each prefix for the step's duration; a DELETE step deletes, once each, objects
+    PUT/COPY/POST/DELETE a second, each partitioned prefix).  GETs and HEADs take turns over 8 keys in each
+    prefix for the step's duration; every PUT writes a new key, the prefixes taking turns, and the step deletes
+    them when it ends; a DELETE step deletes, once each, objects
     seeded for it just before (25 a slot with --quick, 100 without), however long that takes."""
     from objperf.analysis.stats import request_rate_step
     from objperf.run.seed import seed_places
@@ -366,9 +379,11 @@ def request_rate(ctx: StudyContext) -> list[Step]:
                                                measure=request_rate_step, op=op.lower(), range_size=size,
                                                concurrency=c))
                 elif op == "PUT":
+                    # every PUT a new key, named as it is written, dealt over the prefixes; deleted after
                     steps.append(ctx.write_step(values, object_size=size, part_size=max(size, 5 << 20),
-                                                concurrency=c, prefix=base + "put/",
-                                                names=tuple(names(prefixes, "put")), requests=None))
+                                                concurrency=c, prefix=base + "put/", keys=MAX_KEYS,
+                                                key_prefixes=tuple(f"p{i:02d}/" for i in range(prefixes)),
+                                                requests=None, cleanup=True))
                     steps[-1].measure = request_rate_step
                 else:
                     place = f"delete/c{c}-p{prefixes}/"

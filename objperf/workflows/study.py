@@ -120,7 +120,7 @@ def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocat
         hot = [ctx.bucket] + [f"{ctx.bucket}-hot{i}" for i in range(1, max(2, ctx.replicas))]
         server.limit_concurrent_reads(hot, options.throttle)
         invocation.say(f"local server answers 503 beyond {options.throttle} reads in flight per bucket")
-    parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size, "bucket": bucket,
+    parameters = {"quick": quick, "duration_s": ctx.duration, "object_size": ctx.object_size_used, "bucket": bucket,
                   "prefix": ctx.prefix, **settings.describe(), "endpoint": ctx.client.endpoint,
                   "repeat": options.repeat, "threads": ctx.threads}
     if cluster is not None:
