@@ -243,7 +243,7 @@ def _close_figures():
 # kernel), and which are slow (``slow``), cluster's or the compatibility suite's.  What can be checked is:
 
 SERVER_FIXTURES = {"store", "own_server", "trickle_url", "small_disk", "serve", "runs", "dataset", "nginx_h2", "nginx",
-                   "s3_env", "compat", "runs_dir"}
+                   "put_sink", "s3_env", "compat", "runs_dir"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -26,6 +26,23 @@ def test_the_best_peer_is_the_fastest_peer_of_each_round():
         "objperf put Gbps / best peer's, round by round: 1.25 0.50 (median 0.88)"]
 
 
+def test_writes_to_nginx_are_set_against_the_peers_writing_to_nginx():
+    big = {"objperf put": [run(2.0), run(2.0)], "s5cmd": [run(1.0), run(1.0)],
+           "objperf put (nginx)": [run(1.0), run(2.0)],
+           "s5cmd (nginx)": [run(2.0), run(4.0)], "aws crt (nginx)": [run(3.0), run(3.0)]}
+    assert round_ratios(big, "best peer") == [
+        "objperf put Gbps / best peer's, round by round: 0.50 0.50 (median 0.50)",
+        "objperf put (nginx) Gbps / best peer's, round by round: 2.00 1.50 (median 1.75)"]
+    small = {name: [Measured(0.1, 0.1, 0.0, 10, 0)] for name in big}
+    table = render_table("writes", big, small, 1 << 30, base="best peer", cpu_base="best peer",
+                         versions={name: "1" for name in big}).splitlines()
+    row = {line.split("  ")[0].strip(): line.split() for line in table if line.startswith(("objperf", "s5cmd", "aws"))}
+    # Gbps and marginal CPU against the best peer on the row's own server, in both columns
+    assert row["objperf put (nginx)"][-4:] == ["2.00x", "1.00x", "2.00x", "1.00x"]
+    assert row["objperf put"][-4:] == ["0.50x", "1.00x", "0.50x", "1.00x"]
+    assert row["s5cmd (nginx)"][-4] == "1.00x" and row["aws crt (nginx)"][-4] == "0.89x"
+
+
 def test_no_line_without_the_reference():
     assert round_ratios({"objperf ram": [run(1.0)], "boto3": [run(2.0)]}, "s5cmd") == []
 

@@ -18,6 +18,7 @@ from objperf.peers.bench import (
     bench_scale,
 )
 from objperf.peers.clients import Measured
+from objperf.peers.sink_writes import NGINX, SINK_OBJECT, SinkWrites
 from objperf.peers.tables import GIB, SMALL_SIZE, copy_line, marginal_cpu_per_gib, median, render_table
 
 
@@ -30,8 +31,9 @@ def build_parser():
     parser = OneLineParser(prog="objperf bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--op", choices=("get", "tls", "put", "scale", "analysis", "cluster", "all"), default="all",
                         help="reads, reads and writes over TLS (nginx, with HTTP/2; SeaweedFS's HTTPS gateway), "
-                             "writes, 4096 in flight and 1 KiB requests (nginx), loading and analysing 10 million "
-                             "rows, one worker against two (dask LocalCluster), or all (default)")
+                             "writes (SeaweedFS, and nginx as a PUT sink), 4096 in flight and 1 KiB requests "
+                             "(nginx), loading and analysing 10 million rows, one worker against two (dask "
+                             "LocalCluster), or all (default)")
     parser.add_argument("--rows", type=positive_int, default=10_000_000, help="rows for --op analysis")
     parser.add_argument("--size", type=size_arg, default=GIB, help="object size (default 1GiB)")
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions per client (default 3)")
@@ -43,6 +45,9 @@ def build_parser():
                              "GiB object makes 4 GiB per run, where start-up weighs as in a run of seconds)")
     parser.add_argument("--write-part-size", type=size_arg, default=32 << 20,
                         help="part size for writes (default 32MiB)")
+    parser.add_argument("--sink-object-size", type=size_arg, default=SINK_OBJECT,
+                        help="the writes to nginx as a PUT sink go up as objects of this size, one PUT each, "
+                             "--size in all (default 16MiB; at most --write-part-size)")
     parser.add_argument("--markdown", metavar="FILE", default=None,
                         help="also write the run as a page (docs/benchmark.md): its date, the machine, every "
                              "version and the tables")
@@ -190,12 +195,16 @@ def _bench(args, argv: list[str] | None = None) -> int:
                                            cpu_base="best peer", server="local SeaweedFS's HTTPS gateway")
                               + no_tls_line())
                 ok &= all(m.ok for runs in big.values() for m in runs)
-            if args.op in ("put", "all"):
+            if args.op in ("put", "all"):  # SeaweedFS's rows and nginx's as a PUT sink, interleaved
                 bench.part_size = args.write_part_size
-                big, small = _rounds(bench.writers(), lambda f, rep: f(args.size, rep == 0),
-                                     lambda f: f(SMALL_SIZE, False), args.repeat, args.size, "put",
-                                     bench.server_cpu_s)
-                tables.append(render_table("writes", big, small, args.size, base="best peer", cpu_base="best peer"))
+                with SinkWrites(bench, args.sink_object_size) as sink:
+                    big, small = _rounds({**bench.writers(), **sink.writers(args.size)},
+                                         lambda f, rep: f(args.size, rep == 0), lambda f: f(SMALL_SIZE, False),
+                                         args.repeat, args.size, "put", lambda: bench.server_cpu_s() + sink.cpu_s())
+                seaweed = [name for name in big if not name.endswith(NGINX)]
+                tables.append(render_table("writes", {n: big[n] for n in seaweed}, {n: small[n] for n in seaweed},
+                                           args.size, base="best peer", cpu_base="best peer"))
+                tables.append(sink.table(big, small, args.size))
                 ok &= all(m.ok for runs in big.values() for m in runs)
             if args.op in ("scale", "all"):
                 tables.append(bench_scale(bench, repeat=args.repeat))

@@ -173,18 +173,7 @@ class Bench:
         """CPU seconds SeaweedFS and nginx have spent so far, every process of theirs: read before and after a
         client's run, it shows what serving that client cost.  On a box the client shares with its server, a
         client that takes the server's cores shows here, as a dearer GiB."""
-        import psutil
-
-        total = 0.0
-        for pid in [*self.server.pids, *([self.nginx.pid] if self.nginx else [])]:
-            try:
-                root = psutil.Process(pid)
-                for proc in (root, *root.children(recursive=True)):
-                    times = proc.cpu_times()
-                    total += times.user + times.system
-            except psutil.Error:  # a process that ended between the listing and the read
-                continue
-        return total
+        return clients.tree_cpu_s([*self.server.pids, *([self.nginx.pid] if self.nginx else [])])
 
     def stop(self) -> None:
         if self.nginx:
@@ -283,9 +272,10 @@ class Bench:
             extra = ("--requests", str(passes * -(-size // range_size)), *extra)
         args = clients.objperf_fetch(url, endpoint=route.endpoint, concurrency=concurrency or self.concurrency,
                                      range_size=range_size, sink=sink, extra=(*route.objperf_trust, *extra))
-        return self._objperf(route, args, lambda s: s["bytes"] == passes * size and s["error_requests"] == 0)
+        return self.run_objperf(route, args, lambda s: s["bytes"] == passes * size and s["error_requests"] == 0)
 
-    def _objperf(self, route: Route, args: list[str], good) -> Measured:
+    def run_objperf(self, route: Route, args: list[str], good) -> Measured:
+        """objperf run by ``args``, measured; ok when it ended well and ``good`` passes its JSON summary."""
         import json
 
         result = measure(args, env=route.env)
@@ -386,7 +376,7 @@ class Bench:
         args = clients.objperf_put(f"s3://{BUCKET}/put/objperf/", endpoint=route.endpoint,
                                    concurrency=self.concurrency, object_size=size, part_size=self.part_size,
                                    extra=route.objperf_trust)
-        result = self._objperf(route, args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
+        result = self.run_objperf(route, args, lambda s: s["objects_written"] == 1 and s["objects_failed"] == 0)
         keys = self.client.list_keys(BUCKET, "put/objperf/")
         return self._check_upload(result, keys[0][0] if keys else "", size, check)
 

@@ -64,6 +64,13 @@ def s5cmd_cp(src: str, dst: str, *, endpoint: str, concurrency: int, part_size: 
             "-p", str(max(5, part_size >> 20)), src, dst]
 
 
+def s5cmd_cp_many(directory: str, dst: str, *, endpoint: str, concurrency: int, part_size: int) -> list[str]:
+    """s5cmd copying every file of ``directory`` under the prefix ``dst`` (ending in /), ``concurrency`` files at
+    a time (its workers); a file no larger than ``part_size`` goes up as one PUT."""
+    return [tool("s5cmd"), *(["--endpoint-url", endpoint] if endpoint else []), "--numworkers", str(concurrency),
+            "cp", "-p", str(max(5, part_size >> 20)), f"{directory}/*", dst]
+
+
 def aws_cli_cp(src: str, dst: str, *, endpoint: str, region: str) -> list[str]:
     return [tool("aws"), "s3", "cp", src, dst, "--region", region, "--only-show-errors",
             *(["--endpoint-url", endpoint] if endpoint else [])]
@@ -94,6 +101,14 @@ def s3torch_transfer(operation: str, url: str, path: str, *, endpoint: str, regi
     or an S3Writer from it, the CRT's parts of ``part_size``."""
     return [sys.executable, "-m", "objperf.peers.s3torch_peer", operation, url, path, "--endpoint", endpoint,
             "--region", region, "--part-size", str(part_size)]
+
+
+def put_many_transfer(name: str, directory: str, url: str, *, endpoint: str, region: str, concurrency: int,
+                      part_size: int) -> list[str]:
+    """The AWS CRT's or obstore's upload of every file of ``directory`` under the prefix ``url``
+    (``objperf.peers.put_many``), ``concurrency`` at a time; ``name`` is ``aws crt`` or ``obstore``."""
+    return [sys.executable, "-m", "objperf.peers.put_many", name.replace(" ", "-"), directory, url,
+            "--endpoint", endpoint, "--region", region, "-c", str(concurrency), "--part-size", str(part_size)]
 
 
 def curl_one(url: str, *, download_to: str | None = None, upload_from: str | None = None,
@@ -139,10 +154,13 @@ def objperf_fetch(url: str, *, endpoint: str, concurrency: int, range_size: int,
             "--range-size", str(range_size), "--sink", sink, "--json", *extra]
 
 
-def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, part_size: int,
+def objperf_put(url: str, *, endpoint: str, concurrency: int, object_size: int, part_size: int, objects: int = 1,
                 extra: tuple[str, ...] = ()) -> list[str]:
+    """objperf writing ``objects`` objects of ``object_size``, each under a key of its own."""
+    keys = ("--keys", str(objects)) if objects > 1 else ()
     return [sys.executable, "-m", "objperf", "put", url, *store_flags(url, endpoint), "-c", str(concurrency),
-            "--part-size", str(part_size), "--object-size", str(object_size), "--requests", "1", "--json", *extra]
+            "--part-size", str(part_size), "--object-size", str(object_size), "--requests", str(objects), *keys,
+            "--json", *extra]
 
 
 # -- measuring any of them from outside ----------------------------------------------------------------
@@ -310,6 +328,22 @@ def measure(args: list[str], *, env: dict, stdin: str | None = None, timeout: fl
         detail = lines[-1] if lines else ending(code)
     return Measured(wall, usage.ru_utime, usage.ru_stime, peak_kib / 1024, code, detail,
                     peak_private_mib=private_kib / 1024 or None, done=done)
+
+
+def tree_cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` and all their children have spent so far."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            for proc in (root, *root.children(recursive=True)):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:  # a process that ended between the listing and the read
+            continue
+    return total
 
 
 def exited(pid: int) -> bool:

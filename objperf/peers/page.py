@@ -21,7 +21,12 @@ interleaved, median of the rounds, and, where nginx is installed, a file served 
 HTTP ceiling of the box), which objperf, curl and obstore's HTTPStore read in a table of their own, each
 client the object `--passes` times over (4 unless told), so that a start-up of a few tenths of a second
 weighs as in a run of seconds rather than half of a 1 GiB read at 20 Gbps. Then it uploads the same bytes
-with objperf and the peers that write (the peers from a file in `/dev/shm`, objperf from its own memory).
+with objperf and the peers that write (the peers from a file in `/dev/shm`, objperf from its own memory), and
+writes them again to nginx as a PUT sink: each PUT read whole into a file in `/dev/shm` and answered 200 with
+an ETag once all of it is in, a bucket's HEAD answered from its directory, nothing else of S3 (no multipart
+upload), so objperf, s5cmd, the AWS CRT and obstore write the same size there as objects of 16 MiB
+(`--sink-object-size`), one PUT each, as many at a time as their concurrency, every object's size (and on the
+first round its CRC-32) checked as it arrived.
 Every client is its own process, measured from outside: wall time, CPU from wait4, peak RSS (VmHWM) and
 private memory (RssAnon); every read's bytes and every upload's stored object are checked against the
 payload's CRC-32 (the rows that keep no file, objperf's discard sink, curl into `/dev/null` and `obstore

@@ -47,15 +47,16 @@ def row_versions(names) -> dict[str, str]:
     return {name: asked[client_of(name)] for name in names}
 
 
+def same_server(a: str, b: str) -> bool:
+    """Whether two rows ran against the same server: nginx's rows say so in their names."""
+    return ("nginx" in a) == ("nginx" in b)
+
+
 def best_peers(rows: dict) -> dict[str, str]:
     """Per row, the fastest peer (by median Gbps) on the same server: nginx's rows against nginx's peers."""
-    def server(name: str) -> bool:
-        return "nginx" in name
-
     best = {}
     for name in rows:
-        peers = {n: r["gbps"] for n, r in rows.items() if r and not n.startswith("objperf")
-                 and server(n) == server(name)}
+        peers = {n: r["gbps"] for n, r in rows.items() if r and not n.startswith("objperf") and same_server(n, name)}
         if peers:
             best[name] = max(peers, key=peers.get)
     return best
@@ -96,11 +97,9 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
             "private": median(private) if private else None,
             "runs": f"{len(good)}/{len(runs)}",
         }
-    peers = [r for n, r in rows.items() if r and not n.startswith("objperf") and "nginx" not in n]
-
     def reference(name: str, field: str, wanted: str) -> float | None:
-        if wanted == "best peer":
-            values = [r[field] for r in peers]
+        if wanted == "best peer":  # the best of the peers on the row's own server
+            values = [r[field] for n, r in rows.items() if r and not n.startswith("objperf") and same_server(n, name)]
             return (max(values) if field == "gbps" else min(values)) if values else None
         if wanted == "curl":
             key = like_for_like_curl(name, rows)
@@ -158,12 +157,15 @@ def render_table(title: str, big: dict[str, list[Measured]], small: dict[str, li
 
 
 def round_ratios(big: dict[str, list[Measured]], base: str) -> list[str]:
-    """objperf's Gbps over the reference's, round by round: how far one table can be trusted."""
-    peers = [n for n in big if not n.startswith("objperf") and "nginx" not in n]
-    reference = peers if base == "best peer" else [base]
+    """objperf's Gbps over the reference's, round by round: how far one table can be trusted.  Against the best
+    peer, each row is set against the peers on its own server; a named reference runs on SeaweedFS only."""
     lines = []
     for name, runs in big.items():
-        if not name.startswith("objperf") or "nginx" in name or not set(reference) <= big.keys():
+        if base == "best peer":
+            reference = [n for n in big if not n.startswith("objperf") and same_server(n, name)]
+        else:
+            reference = [base] if "nginx" not in name and base in big else []
+        if not name.startswith("objperf") or not reference:
             continue
         ratios = []
         for i, mine in enumerate(runs):
