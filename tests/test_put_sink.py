@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from conftest import wait_until
 from objperf.peers.clients import Measured, has_module, tool
 
 pytestmark = pytest.mark.integration
@@ -77,6 +78,7 @@ def test_the_sink_takes_only_a_bucket_s_head_and_single_puts(put_sink):
     assert requests.get(f"{base}/bench/big.bin", timeout=10).status_code == 405
     answer = requests.put(f"{base}/bench/a/one.bin", data=b"x" * MIB, timeout=10)
     assert answer.status_code == 200 and answer.headers["ETag"].startswith('"')
+    wait_until(lambda: put_sink.arrived(), timeout=10, what="nginx's log line of the PUT")  # logged just after
     [arrival] = put_sink.arrived()
     assert arrival.key == "/bench/a/one.bin" and arrival.size == MIB and arrival.path.read_bytes() == b"x" * MIB
 
@@ -103,6 +105,7 @@ def test_the_check_fails_an_object_missing_short_or_not_the_payload(put_sink):
     assert put_sink.check(ran(), "/bench/p/", 2, len(body), crc).ok
     assert not list(put_sink.bodies.iterdir())  # cleared: what comes next is checked alone
     requests.put(f"{put_sink.url}/bench/p/0", data=body, timeout=10).raise_for_status()
+    wait_until(lambda: put_sink.arrived(), timeout=10, what="nginx's log line of the PUT")  # logged just after
     missing = put_sink.check(ran(), "/bench/p/", 2, len(body), crc, wait_s=0)
     assert not missing.ok and missing.detail == "1 of 2 objects arrived under /bench/p/"
     requests.put(f"{put_sink.url}/bench/p/0", data=body[:-1], timeout=10).raise_for_status()
