@@ -130,3 +130,65 @@ def test_a_header_line_that_would_split_the_request_is_refused():
                 engine.submit("http://127.0.0.1:9/", OP["COPY"], 0, 0, 0, headers=[line])
     finally:
         engine.close()
+
+
+def test_a_copy_cut_in_flight_counts_no_byte_copied():
+    """A copy the run's end cut before any answer copied nothing anyone can count: its row says 0 bytes."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # takes each request and never answers it
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/b/copy"
+        engine = queue_engine(2, concurrency=1, threads=1, sink="discard")
+        engine.submit(url, OP["COPY"], 0, 0, 5 << 20, headers=["x-amz-copy-source: /b/source"], document=1 << 16)
+        engine.start(0.5)  # the deadline cuts it
+        engine.close_queue()
+        rows: list[dict] = []
+        drain_until_done(engine, lambda chunk: rows.append(chunk) if chunk is not None else None)
+        engine.close()
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        for conn in held:
+            conn.close()
+    (row,) = [{k: v[0] for k, v in chunk.items()} for chunk in rows]
+    assert row["curl_code"] == 42 and row["status"] == 0 and row["bytes"] == 0
+
+
+def test_a_rows_document_is_there_the_moment_its_row_is(store):
+    """The engine hands a row over only once its job's document is written and its entry let go."""
+    prefix, _ = put_keys(store, 3)
+    url = signed(store, "GET", "", params=[("list-type", "2"), ("prefix", prefix)])
+    engine = queue_engine(8, concurrency=4, threads=2, sink="discard")
+    engine.start(0.0)
+    taken = submitted = 0
+    try:
+        entries: dict[int, int] = {}
+        while taken < 200:
+            while submitted < 200 and len(entries) < 6:
+                entries[submitted] = engine.submit(url, OP["LIST"], submitted, 0, 0, document=1 << 20)
+                submitted += 1
+            engine.wait_finished(1.0)
+            chunk = engine.drain()
+            for key in ([] if chunk is None else chunk["key_index"]):
+                assert b"ListBucketResult" in engine.document(entries.pop(int(key)))  # never "not finished"
+                taken += 1
+    finally:
+        engine.close_queue()
+        drain_until_done(engine, lambda chunk: None)
+        engine.close()

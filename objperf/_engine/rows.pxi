@@ -183,6 +183,13 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
     if not (result == CURLE_ABORTED_BY_CALLBACK and code < 300):  # cut, not failed: see objperf.core.schema
         if result != CURLE_OK or code >= 400 or code == 0:
             ts.errors += 1
+    if s.job_entry >= 0:
+        # The job's entry is done with before its row is handed over: whoever reads the row finds its document
+        # (and the entry free once that is taken); nothing reads the entry after this.
+        if s.doc_cap > 0:
+            sh.job_doc_len[s.job_entry] = s.got
+        op_atomic_store_int(&sh.job_busy[s.job_entry], 0)
+        s.job_entry = -1
     if wait_for_room(ts):
         i = r.head % r.cap
         r.thread[i] = <int16_t>ts.index
@@ -202,7 +209,9 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
         elif s.op == OPC_GET or s.op == OPC_LIST:
             r.nbytes[i] = s.got
         elif s.op == OPC_COPY or s.op == OPC_UPLOAD_PART_COPY:
-            r.nbytes[i] = s.length  # what the store copied: the caller fails the row if its document says otherwise
+            # What the store copied, once it answered 2xx (the caller fails the row if its document says
+            # otherwise); a copy cut in flight copied nothing anyone can count.
+            r.nbytes[i] = s.length if result == CURLE_OK and 200 <= code < 300 else 0
         else:
             r.nbytes[i] = s.sent
         copy_text(r.etag + i * ETAG_CAP, s.etag, ETAG_CAP)
@@ -218,10 +227,5 @@ cdef void finish_request(Slot *s, CURLcode result, bint ran) noexcept nogil:
         op_atomic_store(&r.head, r.head + 1)
     else:
         ts.rows_dropped += 1
-    if s.job_entry >= 0:  # the job's entry may be reused from now on: nothing reads it any more
-        if s.doc_cap > 0:
-            sh.job_doc_len[s.job_entry] = s.got
-        op_atomic_store_int(&sh.job_busy[s.job_entry], 0)
-        s.job_entry = -1
     if sh.finished_fd >= 0:
         op_event_wake(sh.finished_fd)
