@@ -120,6 +120,7 @@ RUNS = {
     "mixed": ["mixed", "--object-size", "8MiB", "--duration", "8s"],
     "study": ["study", "read-concurrency", "--quick"],
     "delete": ["delete", "--objects", "10000"],
+    "list": ["list", "--objects", "2000", "-c", "4", "--duration", "8s"],
 }
 
 

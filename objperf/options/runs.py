@@ -208,3 +208,44 @@ class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
                                 duration=self.duration, **self.connection_kwargs())
         workload.validate()
         return workload
+
+
+LIST_SEEDED = 2000
+
+
+@dataclass(kw_only=True)
+class ListOptions(TargetOptions, ConnectionOptions, OutputOptions):
+    """ListObjectsV2 of a prefix: listers paging through it with continuation tokens, each starting over after its
+    last page, one row a page: pages/s, keys/s and each page's latency.  Every page is held to the S3 contract
+    (names under the prefix, in order, at most --max-keys, a new token on each truncated page).  With no URL it
+    seeds small objects on the embedded local SeaweedFS and lists them."""
+
+    url: str | None = option(None, "s3://BUCKET/PREFIX (every key under it; s3://BUCKET/ for the whole bucket); "
+                             "omit to use the embedded local SeaweedFS", positional=True)
+    delimiter: str | None = option(None, "list as a directory: keys holding this after the prefix (/) are rolled "
+                                   "into common prefixes, each counted as a key", group=WORKLOAD)
+    max_keys: int = option(1000, "keys (and common prefixes) a page asks for: 1 to 1,000", COUNT, group=WORKLOAD)
+    concurrency: int = option(1, "listers, each paging through the prefix with one page in flight", COUNT,
+                              flags=("-c",), group=WORKLOAD)
+    duration: float | None = option(None, "list this long (30s, 2m), the pages in flight cut then", DURATION,
+                                    flags=("-d",), group=WORKLOAD)
+    requests: int | None = option(None, "stop after this many pages", COUNT, flags=("-n",), group=WORKLOAD)
+    passes: int | None = option(None, "list the prefix this many times in all, each from its first page to its last",
+                                COUNT, default_text="each lister once, without --duration or --requests",
+                                group=WORKLOAD)
+    objects: int = option(LIST_SEEDED, "embedded server only: objects seeded under list/ to list", COUNT,
+                          group=OUTPUT)
+    object_size: int = option(1 << 10, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
+
+    def workload(self, bucket: str, prefix: str):
+        """The LIST run these options ask for, of ``prefix`` in ``bucket`` (``objperf.plan.lists``)."""
+        from objperf.plan.lists import ListWorkload, check_max_keys
+
+        check_max_keys(self.max_keys)
+        passes = self.passes or (None if self.duration or self.requests else self.concurrency)
+        workload = ListWorkload(bucket=bucket, prefix=prefix, delimiter=self.delimiter or "",
+                                max_keys=self.max_keys, passes=passes, concurrency=self.concurrency,
+                                threads=self.threads, duration=self.duration, requests=self.requests,
+                                url_lifetime=self.url_lifetime, **self.connection_kwargs())
+        workload.validate()
+        return workload
