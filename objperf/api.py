@@ -353,7 +353,7 @@ def delete(url: str | None | DeleteOptions = None, *, out: str | None = None, no
            profile: str | None = None, anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
            no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
            keys: str | None = None, concurrency: int = 16, duration: float | None | str = None, objects: int = 1000,
-           background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+           batch: int | None = None, background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import delete as workflow
 

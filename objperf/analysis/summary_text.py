@@ -33,8 +33,7 @@ def bodiless(s: dict) -> bool:
 
 def documents_words(ops: dict) -> str:
     """What the bytes of a run of keyed ops were."""
-    words = [{"LIST": "listing pages", "DELETE_OBJECTS": "DeleteObjects documents sent"}.get(name, "")
-             for name in ops]
+    words = [{"LIST": "listing pages"}.get(name, "") for name in ops]
     return " and ".join(word for word in words if word) or "documents"
 
 
@@ -97,7 +96,7 @@ def one_line(s: dict, workload: dict | None = None) -> str:
     """The run in one line, for logs and CI: ``GET c16 8MiB: 13.8 Gbps (1,645 MiB/s) | 205 req/s | TTFB
     p50/p99 30/65 ms | 0 errors`` (a write's Gbps is what the store acknowledged)."""
     def ms(value: float) -> str:
-        return "-" if value is None or math.isnan(value) else f"{value:.3g}"
+        return "-" if value is None or math.isnan(value) else f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
 
     what = workload_words(workload or {}) or " + ".join(name for name in s.get("directions", {})) or "requests"
     if isinstance(s.get("hosts"), dict) and len(s["hosts"]) > 1:

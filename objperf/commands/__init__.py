@@ -7,7 +7,7 @@ COMMANDS = {
     "fetch": ("fetch", "read from a store: concurrent ranged GETs, one row per request"),
     "put": ("put", "write to a store: PUTs and multipart uploads from memory"),
     "mixed": ("mixed", "read and write at the same time"),
-    "delete": ("delete", "delete the objects under a prefix, once each: the store's DELETE rate, one row each"),
+    "delete": ("delete", "delete the objects under a prefix, once each (or in batches): the store's DELETE rate"),
     "list": ("list", "list a prefix page by page, over and over: the store's LIST pages/s and keys/s"),
     "study": ("study", "one experiment of the published benchmark, as a sweep"),
     "compare": ("compare", "objperf against other S3 clients on the same objects"),

@@ -87,8 +87,8 @@ OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE = OP["GET"], OP["PUT"], OP["U
 OP_LIST, OP_DELETE_OBJECTS, OP_COPY, OP_UPLOAD_PART_COPY = (OP["LIST"], OP["DELETE_OBJECTS"], OP["COPY"],
                                                             OP["UPLOAD_PART_COPY"])
 # Requests that move no object's body through the client, each reported apart: its rate, latency and errors
-# (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied, a
-# DeleteObjects' the bytes of the document it sent.
+# (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied; a
+# DeleteObjects' counts none (its document, like a PUT's framing, is no object's body).
 METADATA_OPS = ("HEAD", "DELETE", "LIST", "DELETE_OBJECTS", "COPY", "UPLOAD_PART_COPY")
 # Ops whose row's ``length`` counts keys, not bytes: a LIST's the keys and common prefixes its page lists
 # (its ``offset`` the page's number in its pass through the listing, 0 for the first), a DELETE_OBJECTS' the

@@ -189,8 +189,9 @@ DELETE_SEEDED = 1000
 @dataclass(kw_only=True)
 class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
     """DELETE every object under a prefix (or the keys named) once, through the one engine: how fast the store
-    deletes, one row a DELETE.  With no URL it seeds small objects on the embedded local SeaweedFS and deletes
-    those."""
+    deletes, one row a DELETE; with --batch, DeleteObjects of up to that many keys each, one row a batch, each
+    answer held to the keys asked.  With no URL it seeds small objects on the embedded local SeaweedFS and
+    deletes those."""
 
     url: str | None = option(None, "s3://BUCKET/PREFIX/ (every object under it) or s3://BUCKET/KEY; omit to use "
                              "the embedded local SeaweedFS", positional=True)
@@ -203,9 +204,22 @@ class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
                           group=OUTPUT)
     object_size: int = option(4 << 10, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
 
+    batch: int | None = option(None, "DeleteObjects of up to N keys each (1 to 1,000, S3's most), -c batches in "
+                               "flight, one row a batch (its keys in length), instead of a DELETE a key: keys "
+                               "deleted/s beside batches/s", COUNT, group=WORKLOAD)
+
     def workload(self) -> ReadWorkload:
         workload = ReadWorkload(concurrency=self.concurrency, threads=self.threads, op="delete", sink="discard",
                                 duration=self.duration, **self.connection_kwargs())
+        workload.validate()
+        return workload
+
+    def batch_workload(self):
+        """``--batch``'s workload (``objperf.plan.batches``)."""
+        from objperf.plan.batches import BatchWorkload
+
+        workload = BatchWorkload(batch=self.batch, concurrency=self.concurrency, threads=self.threads,
+                                 duration=self.duration, url_lifetime=self.url_lifetime, **self.connection_kwargs())
         workload.validate()
         return workload
 
