@@ -322,7 +322,7 @@ def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save:
     return _call("put", PutOptions, workflow, ('url',), given)
 
 
-def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_save: bool = False,
+def mixed(url: str | None | MixedOptions = None, *, max_keys: int = 1000, out: str | None = None, no_save: bool = False,
           figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
           object_size: int | str = 67108864, cluster: str | None = None, local_cluster: int | None = None,
           workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
@@ -360,16 +360,16 @@ def delete(url: str | None | DeleteOptions = None, *, out: str | None = None, no
     return _call("delete", DeleteOptions, workflow, ('url',), given)
 
 
-def list_objects(url: str | None | ListOptions = None, *, out: str | None = None, no_save: bool = False,
-                 figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
-                 object_size: int | str = 1024, threads: int | None = None, ip: str = 'any',
-                 connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (), interface: str | None = None,
-                 http: str = '1.1', timeout: float | str = 300.0, no_keepalive: bool = False,
-                 max_rate: int | None = None, buffer_size: int | None | str = None, endpoint: str | None = None,
-                 region: str | None = None, profile: str | None = None, anonymous: bool = False,
-                 addressing: str = 'auto', ca_bundle: str | None = None, no_verify_ssl: bool = False,
-                 buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900, delimiter: str | None = None,
-                 max_keys: int = 1000, concurrency: int = 1, duration: float | None | str = None,
+def list_objects(url: str | None | ListOptions = None, *, max_keys: int = 1000, out: str | None = None,
+                 no_save: bool = False, figures: bool = False, json_sketches: bool = False,
+                 price: tuple[str, ...] | str = (), object_size: int | str = 1024, threads: int | None = None,
+                 ip: str = 'any', connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (),
+                 interface: str | None = None, http: str = '1.1', timeout: float | str = 300.0,
+                 no_keepalive: bool = False, max_rate: int | None = None, buffer_size: int | None | str = None,
+                 endpoint: str | None = None, region: str | None = None, profile: str | None = None,
+                 anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
+                 no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
+                 delimiter: str | None = None, concurrency: int = 1, duration: float | None | str = None,
                  requests: int | None = None, passes: int | None = None, objects: int = 2000, background: bool = False,
                  progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
