@@ -83,20 +83,24 @@ def parse_page(body: bytes, where: str) -> Page:
     if _local(root.tag) != "ListBucketResult":
         raise TargetError(f"{where}: the listing's answer is <{printable(_local(root.tag))[:40]}>, "
                           "not <ListBucketResult>")
-    encoded = any(_local(child.tag) == "EncodingType" and (child.text or "").strip().lower() == "url"
-                  for child in root)
+    children = [(_local(child.tag), child) for child in root]
+    encoded = any(name == "EncodingType" and (child.text or "").strip().lower() == "url" for name, child in children)
+    namespace = root.tag[:-len("ListBucketResult")]  # S3's, or none: an object's fields are found in it first
+    key_tag, size_tag = f"{namespace}Key", f"{namespace}Size"
     keys: list[tuple[str, int]] = []
     prefixes: list[str] = []
     truncated, token = False, None
-    for child in root:
-        name = _local(child.tag)
+    for name, child in children:
         if name == "Contents":
-            fields = {_local(c.tag): (c.text or "") for c in child}
-            if "Key" not in fields:
+            found, size = child.findtext(key_tag), child.findtext(size_tag)
+            if found is None:  # its fields in another namespace than the listing's
+                fields = {_local(c.tag): (c.text or "") for c in child}
+                found, size = fields.get("Key"), fields.get("Size")
+            if found is None:
                 raise TargetError(f"{where}: a listed object has no <Key>")
-            key = unquote_plus(fields["Key"]) if encoded else fields["Key"]
+            key = unquote_plus(found) if encoded else found
             _check_key(key, where)
-            keys.append((key, _size(fields.get("Size"), key, where)))
+            keys.append((key, _size(size, key, where)))
         elif name == "CommonPrefixes":
             named = [c.text or "" for c in child if _local(c.tag) == "Prefix"]
             if len(named) != 1:
