@@ -128,3 +128,20 @@ def test_a_list_of_no_store_or_a_missing_bucket_is_one_line(store, tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "bucket 'objperf-no-such-bucket' does not exist" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.integration
+def test_the_api_lists_as_the_command_does(store, monkeypatch):
+    """``objperf.api.list_objects`` (not ``list``: that would hide Python's own) runs objperf list."""
+    from objperf import api
+
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    there = store.client.list_keys(store.bucket, "data/")
+    run = api.list_objects(f"s3://{store.bucket}/data/", endpoint=store.server.endpoint, max_keys=2, passes=2,
+                           no_save=True, progress=False)
+    assert run.status == "complete" and run.summary["passes"] == 2
+    assert run.summary["ops"]["LIST"]["keys"] == 2 * len(there)
+    assert run.summary["ops"]["LIST"]["requests"] == 2 * math.ceil(len(there) / 2)
+    with pytest.raises(api.UsageError, match="--max-keys must be from 1 to 1,000"):
+        api.list_objects(f"s3://{store.bucket}/data/", endpoint=store.server.endpoint, max_keys=5000, progress=False)
