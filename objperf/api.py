@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 from objperf.core.errors import ObjperfError, UsageError
 from objperf.dataset.destination import NOWHERE, Destination
-from objperf.options import CompareOptions, DeleteOptions, FetchOptions, MixedOptions, PutOptions, StudyOptions
+from objperf.options import (
+    CompareOptions,
+    DeleteOptions,
+    FetchOptions,
+    ListOptions,
+    MixedOptions,
+    PutOptions,
+    StudyOptions,
+)
 from objperf.options.spec import build, help_text, options_of
 from objperf.run.control import Control, controlled
 from objperf.run.invocation import Invocation
@@ -41,9 +49,9 @@ if TYPE_CHECKING:
     from objperf.dataset.store_prefix import StorePrefix
     from objperf.plan.sizes import SizeDistribution
 
-__all__ = ["CompareOptions", "DeleteOptions", "FetchOptions", "MixedOptions", "ObjperfError", "PutOptions", "Run",
-           "StudyOptions", "UsageError", "compare", "delete", "fetch", "local_server", "mixed", "put", "study",
-           "study_figures"]
+__all__ = ["CompareOptions", "DeleteOptions", "FetchOptions", "ListOptions", "MixedOptions", "ObjperfError",
+           "PutOptions", "Run", "StudyOptions", "UsageError", "compare", "delete", "fetch", "list_objects",
+           "local_server", "mixed", "put", "study", "study_figures"]
 
 _servers: list = []  # the local servers of the ``local_server()`` blocks entered, innermost last
 
@@ -315,7 +323,7 @@ def put(url: str | None | PutOptions = None, *, out: str | None = None, no_save:
     return _call("put", PutOptions, workflow, ('url',), given)
 
 
-def mixed(url: str | None | MixedOptions = None, *, out: str | None = None, no_save: bool = False,
+def mixed(url: str | None | MixedOptions = None, *, max_keys: int = 1000, out: str | None = None, no_save: bool = False,
           figures: bool = False, json_sketches: bool = False, price: tuple[str, ...] | str = (),
           object_size: int | str = 67108864, cluster: str | None = None, local_cluster: int | None = None,
           workers: int | None = None, wait_for: int | None = None, wait_timeout: float | str = 60.0,
@@ -347,11 +355,29 @@ def delete(url: str | None | DeleteOptions = None, *, out: str | None = None, no
            profile: str | None = None, anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
            no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
            keys: str | None = None, concurrency: int = 16, duration: float | None | str = None, objects: int = 1000,
-           background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+           batch: int | None = None, background: bool = False, progress: bool = True, **unknown: Any) -> Run:
     given = dict(locals())
     from objperf.workflows.transfers import delete as workflow
 
     return _call("delete", DeleteOptions, workflow, ('url',), given)
+
+
+def list_objects(url: str | None | ListOptions = None, *, max_keys: int = 1000, out: str | None = None,
+                 no_save: bool = False, figures: bool = False, json_sketches: bool = False,
+                 price: tuple[str, ...] | str = (), object_size: int | str = 1024, threads: int | None = None,
+                 ip: str = 'any', connect_to: tuple[str, ...] = (), spread_to: tuple[str, ...] | str = (),
+                 interface: str | None = None, http: str = '1.1', timeout: float | str = 300.0,
+                 no_keepalive: bool = False, max_rate: int | None = None, buffer_size: int | None | str = None,
+                 endpoint: str | None = None, region: str | None = None, profile: str | None = None,
+                 anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
+                 no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
+                 delimiter: str | None = None, concurrency: int = 1, duration: float | None | str = None,
+                 requests: int | None = None, passes: int | None = None, objects: int = 2000, background: bool = False,
+                 progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.listing import list_objects as workflow
+
+    return _call("list", ListOptions, workflow, ('url',), given)
 
 
 def study(name: str | StudyOptions = None, url: str | None = None, *, cluster: str | None = None,
@@ -391,6 +417,7 @@ fetch.__doc__ = _doc('fetch', FetchOptions)
 put.__doc__ = _doc('put', PutOptions)
 mixed.__doc__ = _doc('mixed', MixedOptions)
 delete.__doc__ = _doc('delete', DeleteOptions)
+list_objects.__doc__ = _doc('list', ListOptions)
 study.__doc__ = _doc('study', StudyOptions)
 compare.__doc__ = _doc('compare', CompareOptions)
 # -- end of what objperf.commands.api_source writes --

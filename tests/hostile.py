@@ -43,6 +43,10 @@ Modes (``MODES`` holds them all):
 - ``checksum-wrong``: a GET that asks for the checksum (``x-amz-checksum-mode``) is answered with the CRC-32 of
   other bytes than those sent (any mode answers a whole GET that asks with the right one).
 - ``checksum-on-range``: a ranged GET that asks for the checksum is answered with the whole object's.
+- ``delete-names-unasked``: every DeleteObjects is answered 200, each key asked deleted, and one more key named
+  deleted that was not asked for.
+- ``delete-refuses``: every DeleteObjects is answered 200 with an ``<Error>`` (AccessDenied) for every second key
+  asked, the others deleted.
 - ``CALL-endless-body``, ``CALL-endless-error``, ``CALL-trickle`` for CALL ``uploads`` (ListMultipartUploads),
   ``get`` (GetObject) and ``put`` (PutObject and UploadPart): that call is answered 200 and a body that
   never ends, a 500 and an error body that never ends, or 200 and its answer 1 byte every 2 seconds.
@@ -67,7 +71,7 @@ MODES = (
     "create-endless-body", "create-trickle", "create-no-upload-id", "part-no-etag", "part-500",
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
-    "head-bad-length", "checksum-wrong", "checksum-on-range",
+    "head-bad-length", "checksum-wrong", "checksum-on-range", "delete-names-unasked", "delete-refuses",
     *(f"{call}-{how}" for call in ("uploads", "get", "put") for how in ("endless-body", "endless-error", "trickle")),
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
@@ -394,7 +398,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         h = self.hostile
         bucket, key, query = self._where()
-        self._drain_body()
+        body = self._drain_body()
+        if "delete" in query and not key:
+            self._delete_objects(body)
+            return
         if "uploads" in query:
             h.count("CREATE_MPU")
             ok = (f"<?xml version='1.0'?><InitiateMultipartUploadResult><Bucket>{bucket}</Bucket>"
@@ -418,6 +425,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                              b"</CompleteMultipartUploadResult>")
         else:
             self._error(400, "InvalidRequest")
+
+    def _delete_objects(self, body: bytes) -> None:
+        """DeleteObjects: each key asked deleted (as this mode has it), in a <DeleteResult>."""
+        from defusedxml.ElementTree import fromstring
+
+        h = self.hostile
+        h.count("DELETE_OBJECTS")
+        asked = [el.text or "" for el in fromstring(body).iter() if el.tag.rpartition("}")[2] == "Key"]
+        named = []
+        for i, key in enumerate(asked):
+            if h.mode == "delete-refuses" and i % 2:
+                named.append(f"<Error><Key>{_xml(key)}</Key><Code>AccessDenied</Code><Message>no</Message></Error>")
+                continue
+            with h.lock:
+                h.objects.pop(key, None)
+            named.append(f"<Deleted><Key>{_xml(key)}</Key></Deleted>")
+        if h.mode == "delete-names-unasked":
+            named.append("<Deleted><Key>elsewhere/not-asked</Key></Deleted>")
+        self._answer(200, ("<?xml version='1.0'?><DeleteResult>" + "".join(named) + "</DeleteResult>").encode(),
+                     {"Content-Type": "application/xml"})
 
     def do_DELETE(self) -> None:
         h = self.hostile

@@ -17,7 +17,7 @@ from objperf import api, load
 from objperf.dataset.directory import read_manifest
 
 MIB = 1 << 20
-COMMANDS = ("fetch", "put", "mixed", "study", "compare", "bench")
+COMMANDS = ("fetch", "put", "mixed", "list", "study", "compare", "bench")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from hostile import HostileS3
-from test_hostile import env, put_args
+from test_hostile import env, error_lines, put_args, run_measured
 
 from conftest import run_cli
 from objperf import load
@@ -166,3 +166,82 @@ def test_a_libcurl_code_of_a_wrong_answer_or_of_this_side_never_reads_as_out_of_
 
     line = str(unreachable("http://127.0.0.1:9", "HEAD s3://b/k", code, "detail"))
     assert "cannot reach" not in line and "127.0.0.1:9" in line and "HEAD s3://b/k" in line
+
+
+# -- LIST pages and DeleteObjects answers: documents read as outside input -------------------------------------
+
+def list_args(s3: HostileS3, tmp_path, *extra: str) -> list[str]:
+    return ["list", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--out", str(tmp_path / "r"), "--json",
+            *extra]
+
+
+@pytest.mark.integration
+def test_a_list_page_that_repeats_its_token_fails_its_row_and_its_pass_starts_over(tmp_path):
+    """Every page truncated, naming the same token: each pass's second page is a failed row (code 8), the lister
+    starts over, and the run ends with its passes, never looping."""
+    with HostileS3("listing-forever-same-token", objects={f"data/k{i}": 10 for i in range(3)}) as s3:
+        done = run_cli("objperf", *list_args(s3, tmp_path, "--passes", "3"), env=env(), timeout=60)
+        assert s3.calls.get("LIST") == 6
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    rows = load(tmp_path / "r").sort_values("t_start")
+    assert list(rows["offset"]) == [0, 1] * 3 and list(rows["curl_code"]) == [0, 8] * 3
+    assert list(rows["length"]) == [3, 0] * 3 and (rows.loc[rows["curl_code"] == 8, "bytes"] == 0).all()
+    summary = json.loads(done.stdout)
+    assert summary["ops"]["LIST"]["failed"] == 3 and summary["ops"]["LIST"]["keys"] == 9 and summary["passes"] == 0
+    assert summary["broken_answers"].startswith("3 answer(s) broke the S3 contract")
+    assert "repeated continuation token" in summary["broken_answers"]
+
+
+@pytest.mark.integration
+def test_a_list_page_longer_than_its_bound_fails_its_row_and_memory_stays_bounded(tmp_path):
+    with HostileS3("listing-endless-body") as s3:
+        (done, rss) = run_measured("objperf", *list_args(s3, tmp_path, "--passes", "2"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "no request succeeded" in done.stderr and len(error_lines(done.stderr)) == 1, done.stderr
+    rows = load(tmp_path / "r")
+    assert len(rows) == 2 and (rows["curl_code"] == 63).all() and (rows["bytes"] == 0).all()
+    assert rss < 400 << 20, rss
+
+
+@pytest.mark.integration
+def test_a_list_page_of_more_keys_than_asked_fails_its_row(tmp_path):
+    with HostileS3("listing-forever-new-token", page_keys=50) as s3:
+        done = run_cli("objperf", *list_args(s3, tmp_path, "--max-keys", "10", "--requests", "4"), env=env(),
+                       timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    rows = load(tmp_path / "r")
+    assert len(rows) == 4 and (rows["curl_code"] == 8).all() and (rows["offset"] == 0).all()
+    assert "lists 50 keys and common prefixes, more than the max-keys 10" in json.loads(done.stdout)["broken_answers"]
+
+
+@pytest.mark.integration
+def test_a_batch_answer_naming_keys_not_asked_fails_every_batch(tmp_path):
+    objects = {f"data/k{i}": 10 for i in range(5)}
+    with HostileS3("delete-names-unasked", objects=objects) as s3:
+        done = run_cli("objperf", "delete", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--batch", "2",
+                       "--out", str(tmp_path / "r"), "--json", env=env(), timeout=60)
+        assert s3.calls.get("DELETE_OBJECTS") == 3
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(error_lines(done.stderr)) == 1, done.stderr
+    rows = load(tmp_path / "r")
+    assert sorted(rows["length"]) == [1, 2, 2] and (rows["curl_code"] == 8).all() and (rows["status"] == 200).all()
+    summary = json.loads(done.stdout)
+    assert summary["ops"]["DELETE_OBJECTS"]["failed"] == 3 and summary["ops"]["DELETE_OBJECTS"]["keys"] == 0
+    assert "names key 'elsewhere/not-asked' though it was not asked for" in summary["broken_answers"]
+
+
+@pytest.mark.integration
+def test_keys_a_batch_answer_refuses_fail_its_row_with_their_code_and_are_counted(tmp_path):
+    objects = {f"data/k{i}": 10 for i in range(6)}
+    with HostileS3("delete-refuses", objects=objects) as s3:
+        done = run_cli("objperf", "delete", f"s3://{s3.bucket}/data/", "--endpoint", s3.endpoint, "--batch", "3",
+                       "--keys", "4", "--out", str(tmp_path / "r"), "--json", env=env(), timeout=60)
+        left = sorted(s3.objects)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a batch of the two succeeded
+    rows = load(tmp_path / "r")
+    assert sorted(rows["length"]) == [1, 3] and (rows.set_index("length").loc[3, "curl_code"] == 22)
+    assert rows.set_index("length").loc[3, "s3_error"] == "AccessDenied"
+    summary = json.loads(done.stdout)
+    assert (summary["keys_deleted"], summary["keys_refused"]) == (3, 1)
+    assert summary["s3_error_counts"] == {"AccessDenied": 1} and "broken_answers" not in summary
+    assert left == ["data/k1", "data/k4", "data/k5"]  # refused, and the two not asked for

@@ -1,6 +1,6 @@
 """``objperf mixed --mix``: one engine drawing each request from a weighted mix of GET, HEAD, PUT and DELETE on
-whole objects: the shares asked are the shares done, every answer is to a request S3 would serve (no GET of an
-object being deleted), each op apart in the summary, and analyze telling the same."""
+whole objects, and LIST of their prefix: the shares asked are the shares done, every answer is to a request S3
+would serve (no GET of an object being deleted), each op apart in the summary, and analyze telling the same."""
 
 from __future__ import annotations
 
@@ -41,6 +41,30 @@ def test_ten_thousand_requests_keep_the_shares_asked_and_s3_serves_every_one(sto
 
 
 @pytest.mark.integration
+def test_lists_in_a_mix_keep_their_share_and_each_lists_a_first_page_of_max_keys(store):
+    """LISTs drawn beside GETs, PUTs and DELETEs: their share is the one asked, each asks for the first page of the
+    mix's prefix (never fewer than max-keys objects there: more PUTs than DELETEs), apart in the summary with its
+    keys; the objects' requests go on as before."""
+    prefix = f"mix-{uuid.uuid4().hex[:8]}/"
+    asked = parse_mix("get=45,list=25,put=20,delete=10")
+    workload = MixWorkload(shares=asked, object_size=512, concurrency=16, requests=4000, bucket=store.bucket,
+                           prefix=prefix, seed=5, max_keys=10)
+    result = run_mix(store.server.settings(), workload)
+    rows = result.rows
+    assert result.status == "complete" and len(rows) == 4000
+    assert (rows["curl_code"] == 0).all() and rows["status"].between(200, 299).all()
+    done = rows["op"].astype(str).str.lower().value_counts(normalize=True)
+    for op, share in asked.items():
+        assert abs(done[op] - share) <= 0.03, (op, done[op], share)
+    lists = rows[rows["op"].astype(str) == "LIST"]
+    assert (lists["length"] == 10).all() and (lists["offset"] == 0).all() and (lists["bytes"] > 0).all()
+    assert set(lists["key"].astype(str)) == {prefix}
+    listed = result.summary["ops"]["LIST"]
+    assert listed["requests"] == len(lists) and listed["keys"] == 10 * len(lists) and listed["failed"] == 0
+    assert "keys" not in result.summary["ops"]["GET"]
+
+
+@pytest.mark.integration
 def test_the_same_seed_draws_the_same_ops(store):
     def ops(seed: int) -> list[str]:
         workload = MixWorkload(shares=parse_mix("get=1,head=1,put=1"), object_size=512, concurrency=1,
@@ -72,7 +96,10 @@ def test_a_mix_run_says_each_op_and_analyze_says_the_same(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (("--mix", "get=0"), "positive"),
-    (("--mix", "fetch=1"), "'fetch' is not one of get, head, put, delete"),
+    (("--mix", "fetch=1"), "'fetch' is not one of get, head, put, list, delete"),
+    (("--mix", "get=1", "--max-keys", "10"), "give list= in --mix"),
+    (("--max-keys", "10"), "give --mix with list="),
+    (("--mix", "list=1", "--max-keys", "1001"), "--max-keys must be from 1 to 1,000"),
     (("--mix", "get=1,get=2"), "given twice"),
     (("--mix", "get=x"), "not a number"),
     (("--mix", "get=1", "--read-concurrency", "4"), "--read-concurrency go with a reader and a writer"),

@@ -123,6 +123,7 @@ RUNS = {
     "study": ["study", "read-concurrency", "--quick"],
     "delete": ["delete", "--objects", "10000"],
     "head": ["fetch", "--op", "head", "--object-size", "1MiB", "--duration", "8s"],
+    "list": ["list", "--objects", "2000", "-c", "4", "--duration", "8s"],
 }
 
 

@@ -296,3 +296,51 @@ def test_compare_signs_for_the_region_the_environment_names(monkeypatch):
     assert Target.parse("S3 s3://b/p/ region=auto").region == "auto"
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     assert Target.parse("S3 s3://b/p/").region == "us-east-1"
+
+
+@pytest.mark.integration
+def test_listing_pages_and_batch_deletes_are_signed_alike_on_both_planes(store):
+    """ListObjectsV2 pages (prefix, delimiter, max-keys, continuation token) and DeleteObjects (POST ?delete, its
+    Content-MD5 unsigned) presigned by either plane: the same parameters, and a signature the server takes; a
+    wrong secret is refused."""
+    import dataclasses
+
+    import requests
+
+    from objperf.s3.deletes import delete_request, read_delete_answer
+    from objperf.s3.listing import PageWalk
+
+    prefix = "signed-lists/"
+    keys = [f"{prefix}{d}/k{i}" for d in ("a", "b") for i in range(3)] + [f"{prefix}top"]
+    for key in keys:
+        store.client.put_object(store.bucket, key, b"x")
+    settings = store.server.settings()
+    planes = [store.client, S3Client(settings, light=False)]
+    urls = [client.list_page_signer(store.bucket, prefix, delimiter="/", max_keys=2, expires=600) for client in planes]
+    first = [urlsplit(sign(None)) for sign in urls]
+    assert first[0].path == first[1].path
+    timeless = [{k: v for k, v in parse_qsl(u.query) if k not in ("X-Amz-Date", "X-Amz-Signature")} for u in first]
+    assert timeless[0] == timeless[1] and timeless[0]["delimiter"] == "/" and timeless[0]["max-keys"] == "2"
+    for sign in urls:
+        walk, token, listed = PageWalk("LIST", prefix, delimiter="/", max_keys=2), None, []
+        while True:
+            got = requests.get(sign(token), timeout=10)
+            assert got.status_code == 200, got.text
+            page = walk.take(got.content)
+            listed += [k for k, _ in page.keys] + page.prefixes
+            if not page.truncated:
+                break
+            token = page.token
+        assert listed == [f"{prefix}a/", f"{prefix}b/", f"{prefix}top"] and walk.pages == 2
+    for client, batch in zip(planes, (keys[:3], keys[3:])):
+        body, headers = delete_request(batch)
+        got = requests.post(client.delete_objects_url(store.bucket, expires=600), data=body,
+                            headers=dict(line.split(": ", 1) for line in headers), timeout=10)
+        assert got.status_code == 200, got.text
+        assert read_delete_answer(got.content, batch, "DeleteObjects").deleted == len(batch)
+    assert store.client.list_keys(store.bucket, prefix) == []
+    wrong = dataclasses.replace(settings, credentials=(store.server.access_key, "not-the-secret"))
+    for client in (S3Client(wrong), S3Client(wrong, light=False)):
+        assert requests.get(client.list_page_signer(store.bucket, prefix)(None), timeout=10).status_code == 403
+        assert requests.post(client.delete_objects_url(store.bucket), data=delete_request(["x"])[0],
+                             timeout=10).status_code == 403

@@ -32,7 +32,8 @@ class Direction(TypedDict, total=False):
 
 
 class Op(TypedDict, total=False):
-    """The requests of one op that moves no body (a HEAD, a DELETE): how many, how fast, how long."""
+    """The requests of one op that moves no body (a HEAD, a DELETE, a LIST): how many, how fast, how long, and of
+    a LIST or a DELETE_OBJECTS the keys (``objperf.core.schema.KEYED_OPS``)."""
 
     requests: int
     failed: int
@@ -41,6 +42,8 @@ class Op(TypedDict, total=False):
     latency_ms_p50: float
     latency_ms_p90: float
     latency_ms_p99: float
+    keys: int  # a LIST's keys and common prefixes listed, a DELETE_OBJECTS' keys deleted: of the rows that succeeded
+    keys_per_s: float
 
 
 class Steady(TypedDict, total=False):
@@ -136,6 +139,11 @@ class Summary(TypedDict, total=False):
     written: list
     verified: str
     cleaned_up: int | str
+    # a LIST run's, a batch delete's: what the answers' documents said
+    passes: int  # passes through the listing its listers completed
+    keys_deleted: int  # keys the store said it deleted, in every batch (those of a batch that refused some too)
+    keys_refused: int  # keys the store refused in a batch's answer (an <Error> each)
+    broken_answers: str  # how many answers broke the S3 contract, and the first said in a line
     # a cluster's
     common_window_s: float
     start_spread_s: float

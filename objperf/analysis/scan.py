@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from objperf.analysis.record import Summary
 from objperf.analysis.sketch import ZERO_KEY, Sketch, bucket_key_sql
-from objperf.analysis.summary import rate_figures
+from objperf.analysis.summary import keys_figures, rate_figures
 from objperf.core.errors import UsageError
-from objperf.core.schema import COLUMNS, CUT_CURL_CODE, DIRECTIONS, METADATA_OPS, OP_GET, OPS, curl_error_text
+from objperf.core.schema import (
+    COLUMNS,
+    CUT_CURL_CODE,
+    DIRECTIONS,
+    KEYED_OPS,
+    METADATA_OPS,
+    OP_GET,
+    OPS,
+    curl_error_text,
+)
 from objperf.dataset.layout import MANIFEST, ROWS_DIR
 
 if TYPE_CHECKING:
@@ -84,8 +93,8 @@ def connect(memory_limit: str = "1GB", threads: int | None = None):
 
 
 # The columns a scan reads, with the type a part that lacks one reads it as: NULL, a value not held.
-READ = {"op": "VARCHAR", "status": "INTEGER", "curl_code": "INTEGER", "bytes": "BIGINT", "t_start": "DOUBLE",
-        "ttfb_s": "DOUBLE", "total_s": "DOUBLE", "s3_error": "VARCHAR"}
+READ = {"op": "VARCHAR", "status": "INTEGER", "curl_code": "INTEGER", "bytes": "BIGINT", "length": "BIGINT",
+        "t_start": "DOUBLE", "ttfb_s": "DOUBLE", "total_s": "DOUBLE", "s3_error": "VARCHAR"}
 
 
 @contextlib.contextmanager
@@ -196,14 +205,15 @@ def _grouped(con, source: str, files: list[str], group: str | None, column: str 
     rows = con.execute(f"""
         SELECT {group} AS grp, {_latency_key(known is not None and _least_total(known) >= 0)} AS k,
                op, status, curl_code, count(*), sum(bytes),
+               sum(length) FILTER (WHERE op IN ({", ".join(f"'{op}'" for op in KEYED_OPS)})),
                {"min(t_start), max(t_start + total_s)" if spans is None else "NULL, NULL"}
         FROM {source} GROUP BY ALL""").fetchall()
     first_bytes = con.execute(f"""
         SELECT {group} AS grp, {bucket_key_sql('ttfb_s', scale=1000)} AS k, count(*) FROM {source}
         WHERE {FIRST_BYTE} AND op = '{OPS[OP_GET]}' GROUP BY ALL""").fetchall()
     found: dict = {}
-    for grp, key, op, status, code, count, nbytes, first, last in rows:
-        found.setdefault(grp, _Group()).add_row(key, op, status, code, count, nbytes, first, last)
+    for grp, key, op, status, code, count, nbytes, keys, first, last in rows:
+        found.setdefault(grp, _Group()).add_row(key, op, status, code, count, nbytes, first, last, keys)
     for grp, key, count in first_bytes:
         found.setdefault(grp, _Group()).ttfb.add_key(key, count)
     if spans is not None and not set(found) <= set(spans):  # a value the statistics name otherwise
@@ -360,7 +370,7 @@ class _Group:
         for name, op in other.ops.items():
             self.ops.setdefault(name, _Op()).merge(op)
 
-    def add_row(self, key, op, status, code, count: int, nbytes, first, last) -> None:
+    def add_row(self, key, op, status, code, count: int, nbytes, first, last, keys=None) -> None:
         write = op in WRITE_OP_NAMES
         self.requests += count
         self.first = min(self.first, first) if first is not None else self.first
@@ -377,6 +387,8 @@ class _Group:
         if op is not None:  # each op apart, shown where one moves no body, as a run's own summary counts them
             mine = self.ops.setdefault(op, _Op())
             mine.requests, mine.ok, mine.cut = mine.requests + count, mine.ok + count * ok, mine.cut + count * cut
+            if op in KEYED_OPS:
+                mine.keys = (mine.keys or 0) + (int(keys or 0) if ok else 0)
             if ok:
                 mine.latency.add_key(key, count)
         if not cut and status is not None:
@@ -412,17 +424,20 @@ class _Op:
 
     def __init__(self):
         self.requests = self.ok = self.cut = 0
+        self.keys: int | None = None  # a keyed op's (KEYED_OPS) keys, of the rows that succeeded
         self.latency = _Buckets()
 
     def merge(self, other: _Op) -> None:
         self.requests, self.ok, self.cut = self.requests + other.requests, self.ok + other.ok, self.cut + other.cut
+        if other.keys is not None:
+            self.keys = (self.keys or 0) + other.keys
         self.latency.sketch.merge(other.latency.sketch)
 
     def figures(self, wall: float) -> dict:
         p50, p90, p99 = self.latency.sketch.percentiles([50, 90, 99])
         return {"requests": self.requests, "failed": self.requests - self.ok - self.cut, "cut": self.cut,
                 "requests_per_s": (self.requests - self.cut) / wall, "latency_ms_p50": p50,
-                "latency_ms_p90": p90, "latency_ms_p99": p99}
+                "latency_ms_p90": p90, "latency_ms_p99": p99, **keys_figures(self.keys, wall)}
 
 
 class _Buckets:

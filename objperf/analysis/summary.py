@@ -13,6 +13,7 @@ from objperf.core.schema import (
     CUT_CURL_CODE,
     DIRECTIONS,
     HTTP_VERSIONS,
+    KEYED_OPS,
     METADATA_OPS,
     OP_GET,
     OPS,
@@ -24,9 +25,9 @@ from objperf.core.schema import (
 
 GIB = 1 << 30
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
-SUMMARY_COLUMNS = ("op", "offset", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s", "connect_s", "tls_s",
-                   "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port", "s3_error", "t_start",
-                   "t_intended")
+SUMMARY_COLUMNS = ("op", "offset", "length", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s",
+                   "connect_s", "tls_s", "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port",
+                   "s3_error", "t_start", "t_intended")
 # Below this many bytes a run's CPU is its fixed costs: per GiB it says nothing (the JSON keeps it).
 PER_GIB_FROM_BYTES = 1 << 20
 
@@ -196,11 +197,14 @@ class Tally:
         """Each op's requests apart (shown where the run had one that moves no body: a HEAD, a DELETE)."""
         for code in np.unique(cols["op"]):
             mine = cols["op"] == code
-            d = self.ops.setdefault(OPS[int(code)], {"requests": 0, "failed": 0, "cut": 0, "latency_ms": []})
+            name = OPS[int(code)]
+            d = self.ops.setdefault(name, {"requests": 0, "failed": 0, "cut": 0, "latency_ms": []})
             d["requests"] += int(mine.sum())
             d["failed"] += int((mine & failed).sum())
             d["cut"] += int((mine & cut).sum())
             d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
+            if name in KEYED_OPS and "length" in cols:  # the keys of the pages listed, of the batches deleted
+                d["keys"] = d.get("keys", 0) + int(cols["length"][mine & ok].sum())
 
     def _ops(self, wall: float) -> dict:
         if not set(self.ops) & set(METADATA_OPS):
@@ -210,7 +214,7 @@ class Tally:
             p50, p90, p99 = percentiles(_joined(d["latency_ms"]), [50, 90, 99])
             ops[name] = {"requests": d["requests"], "failed": d["failed"], "cut": d["cut"],
                          "requests_per_s": (d["requests"] - d["cut"]) / wall, "latency_ms_p50": p50,
-                         "latency_ms_p90": p90, "latency_ms_p99": p99}
+                         "latency_ms_p90": p90, "latency_ms_p99": p99, **keys_figures(d.get("keys"), wall)}
         return ops
 
     def _add_scheduled(self, cols: dict[str, np.ndarray], ok: np.ndarray) -> None:
@@ -325,6 +329,11 @@ class Tally:
             "steady": steady_state(self.steady_samples, self.steady_rule),
             **({"open_loop": open_loop} if (open_loop := self._open_loop()) else {}),
         }
+
+
+def keys_figures(keys: int | None, wall_s: float) -> dict:
+    """A keyed op's keys (``objperf.core.schema.KEYED_OPS``) and their rate; nothing for another op."""
+    return {} if keys is None else {"keys": keys, "keys_per_s": keys / max(wall_s, 1e-9)}
 
 
 def receive_buffer_figures(sizes: list[int]) -> dict[str, int]:

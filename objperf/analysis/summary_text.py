@@ -21,9 +21,27 @@ def milliseconds(value: float | None, digits: int = 1) -> str:
 BODILESS_WORDS = {"head": "each key's headers (a stat), no body", "delete": "each key deleted once"}
 
 
+# A keyed op's keys (objperf.core.schema.KEYED_OPS), in words.
+KEYS_WORDS = {"LIST": "keys listed", "DELETE_OBJECTS": "keys deleted"}
+
+
 def bodiless(s: dict) -> bool:
-    """Whether a summary's requests were all of ops that move no body (a run of HEADs, say)."""
-    return bool(s.get("ops")) and not s.get("directions") and not s.get("bytes")
+    """Whether a summary's requests were all of ops that move no object's body (a run of HEADs, of LISTs)."""
+    return bool(s.get("ops")) and not s.get("directions") and (
+        not s.get("bytes") or set(s["ops"]) <= set(KEYS_WORDS))
+
+
+def documents_words(ops: dict) -> str:
+    """What the bytes of a run of keyed ops were."""
+    words = [{"LIST": "listing pages"}.get(name, "") for name in ops]
+    return " and ".join(word for word in words if word) or "documents"
+
+
+def keys_text(name: str, o: dict) -> str:
+    """A keyed op's keys and their rate (``12,000 keys listed, 6,000/s``); nothing for another op."""
+    if "keys" not in o:
+        return ""
+    return f"{o['keys']:,} {KEYS_WORDS.get(name, 'keys')} ({o['keys_per_s']:,.0f}/s)"
 
 
 def counted_as(s: dict) -> str:
@@ -56,6 +74,10 @@ def amounts_text(s: dict) -> str:
     return ", ".join(parts)
 
 
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def amount(nbytes: float) -> str:
     """Bytes as a newcomer reads them: GiB from 1 GiB up, MiB below."""
     return f"{nbytes / GIB:.3f} GiB" if nbytes >= GIB else f"{nbytes / (1 << 20):.1f} MiB"
@@ -74,7 +96,7 @@ def one_line(s: dict, workload: dict | None = None) -> str:
     """The run in one line, for logs and CI: ``GET c16 8MiB: 13.8 Gbps (1,645 MiB/s) | 205 req/s | TTFB
     p50/p99 30/65 ms | 0 errors`` (a write's Gbps is what the store acknowledged)."""
     def ms(value: float) -> str:
-        return "-" if value is None or math.isnan(value) else f"{value:.3g}"
+        return "-" if value is None or math.isnan(value) else f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
 
     what = workload_words(workload or {}) or " + ".join(name for name in s.get("directions", {})) or "requests"
     if isinstance(s.get("hosts"), dict) and len(s["hosts"]) > 1:
@@ -83,6 +105,8 @@ def one_line(s: dict, workload: dict | None = None) -> str:
     parts = [f"{what}: {rate_text(s)} {counted_as(s)}", f"{rate:,.{0 if rate >= 10 else 1}f} req/s"]
     if bodiless(s):
         parts = [f"{what}: {rate:,.{0 if rate >= 10 else 1}f} req/s"]
+        parts += [f"{name + ' ' if len(s['ops']) > 1 else ''}{o['keys_per_s']:,.0f} keys/s" for name, o in
+                  s["ops"].items() if "keys" in o]
         parts += [f"{name + ' ' if len(s['ops']) > 1 else ''}latency p50/p99 {ms(o['latency_ms_p50'])}/"
                   f"{ms(o['latency_ms_p99'])} ms" for name, o in s["ops"].items()]
     elif "read" in s.get("directions", {"read": None}):
@@ -102,6 +126,10 @@ def workload_words(workload: dict) -> str:
 
     if isinstance(workload.get("mix"), dict):
         return f"MIX c{workload.get('concurrency', '?')} {size(workload.get('object_size'))}"
+    if workload.get("op") == "list":
+        return f"LIST c{workload.get('concurrency', '?')} max-keys {workload.get('max_keys', '?')}"
+    if workload.get("op") == "delete_objects":
+        return f"DELETE_OBJECTS c{workload.get('concurrency', '?')} batch {workload.get('batch', '?')}"
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
     words = []
@@ -128,6 +156,16 @@ def workload_text(workload: dict) -> str:
         shares = ", ".join(f"{op.upper()} {share:.0%}" for op, share in workload["mix"].items())
         return (f"a mix of {shares}, {workload.get('concurrency')} in flight, whole objects of "
                 f"{_size(workload.get('object_size', 0))} ({workload.get('objects_seeded', '?')} seeded first)")
+    if workload.get("op") == "list":
+        delimiter = workload.get("delimiter") or ""
+        passes = f", {plural(workload['passes'], 'pass', 'passes')} in all" if workload.get("passes") else ""
+        listers = plural(workload.get("concurrency") or 0, "lister", "listers")
+        return (f"LISTs: {listers} paging through s3://{workload.get('bucket')}/"
+                f"{workload.get('prefix')}, pages of up to {workload.get('max_keys'):,} keys"
+                + (f", delimiter {delimiter!r} (common prefixes counted as keys)" if delimiter else "") + passes)
+    if workload.get("op") == "delete_objects":
+        return (f"DeleteObjects {workload.get('concurrency')} in flight, batches of up to {workload.get('batch'):,} "
+                "keys, each key once")
     parts = []
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
@@ -155,9 +193,11 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         return ", ".join(f"{k}: {v:,}" for k, v in d.items()) or "none"
 
     cut = f", {s['cut_requests']:,} cut in flight when the run ended" if s.get("cut_requests") else ""
-    if bodiless(s):  # HEADs, DELETEs: requests and their latency say it all
+    if bodiless(s):  # HEADs, DELETEs, LISTs: requests and their latency say it all
+        moved = f"{amount(s['bytes'])} of {documents_words(s['ops'])}, no object's body" if s.get("bytes") \
+            else "no body moved"
         rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}) in {s['wall_s']:.2f} s, "
-                             f"{s['requests_per_s']:.1f} requests/s, no body moved")]
+                             f"{s['requests_per_s']:.1f} requests/s, {moved}")]
     else:
         rows = [("requests", f"{s['requests']:,} ({s['error_requests']:,} failed{cut}), {amounts_text(s)} "
                              f"in {s['wall_s']:.2f} s"),
@@ -167,9 +207,10 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
     for name, o in ops.items():
         failed = f"{o['failed']:,} failed" + (f", {o['cut']:,} cut" if o.get("cut") else "")
         share = f" {o['requests'] / s['requests']:.1%} of all," if len(ops) > 1 and s.get("requests") else ""
-        rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s; latency "
-                           f"p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 {milliseconds(o['latency_ms_p90'], 2)}, "
-                           f"p99 {milliseconds(o['latency_ms_p99'], 2)}"))
+        keys = f"; {keys_text(name, o)}" if "keys" in o else ""
+        rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s{keys}; "
+                           f"latency p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 "
+                           f"{milliseconds(o['latency_ms_p90'], 2)}, p99 {milliseconds(o['latency_ms_p99'], 2)}"))
     if isinstance(s.get("steady"), dict):
         rows.append(("steady", steady_text(s["steady"])))
     if s.get("until_steady") in UNTIL_STEADY:
@@ -209,6 +250,16 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
     if s.get("skipped_objects"):
         rows.append(("skipped", f"{s['skipped_objects']:,} empty objects or directory markers (keys ending in /) "
                                 "under the prefix, not read"))
+    if "passes" in s:
+        rows.append(("passes", f"{plural(s['passes'], 'pass', 'passes')} through the listing completed, each from "
+                               "its first page to its last"))
+    if "keys_deleted" in s:
+        refused = s.get("keys_refused", 0)
+        rows.append(("keys", f"{s['keys_deleted']:,} deleted, as the batches' answers said"
+                             + (f"; {refused:,} refused (an <Error> each, their batches failed rows)" if refused
+                                else "")))
+    if s.get("broken_answers"):
+        rows.append(("broken", s["broken_answers"]))
     if "objects_written" in s:
         aborted = "; every upload not completed was aborted" if not s.get("uploads_left_open") else \
             f"; {len(s['uploads_left_open']):,} upload(s) the store did not abort, below"

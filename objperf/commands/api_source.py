@@ -19,9 +19,13 @@ RUNS = {
     "put": ("PutOptions", "objperf.workflows.transfers", "put", ("url",)),
     "mixed": ("MixedOptions", "objperf.workflows.transfers", "mixed", ("url",)),
     "delete": ("DeleteOptions", "objperf.workflows.transfers", "delete", ("url",)),
+    "list_objects": ("ListOptions", "objperf.workflows.listing", "list_objects", ("url",)),
     "study": ("StudyOptions", "objperf.workflows.study", "study", ("name", "url")),
     "compare": ("CompareOptions", "objperf.workflows.compare", "compare", ("url",)),
 }
+# The command a run function runs, where the function's name is not the command's: ``list`` would hide
+# Python's own in objperf.api.
+COMMAND_OF = {"list_objects": "list"}
 WIDTH = 120
 
 
@@ -62,7 +66,7 @@ def definition(name: str) -> str:
     given = dict(locals())
     from {module} import {function} as workflow
 
-    return _call("{name}", {class_name}, workflow, {positionals!r}, given)
+    return _call("{COMMAND_OF.get(name, name)}", {class_name}, workflow, {positionals!r}, given)
 '''
 
 
@@ -71,7 +75,8 @@ def generated() -> str:
     parts = [BEGIN, "", ""]
     for name in RUNS:
         parts += [definition(name), ""]
-    parts.append("".join(f"{name}.__doc__ = _doc({name!r}, {RUNS[name][0]})\n" for name in RUNS) + END)
+    parts.append("".join(f"{name}.__doc__ = _doc({COMMAND_OF.get(name, name)!r}, {RUNS[name][0]})\n" for name in RUNS)
+                 + END)
     return "\n".join(parts)
 
 

@@ -6,6 +6,7 @@ CURLE_COULDNT_RESOLVE_HOST = 6
 CURLE_COULDNT_CONNECT = 7
 CURLE_WEIRD_SERVER_REPLY = 8  # objperf's code, too, for an answer S3 would not give (objperf.core.schema)
 CURLE_PARTIAL_FILE = 18
+CURLE_HTTP_RETURNED_ERROR = 22  # objperf's code too, for a 200 that refuses what it was asked (a batch's keys)
 CURLE_WRITE_ERROR = 23
 CURLE_OPERATION_TIMEDOUT = 28
 CURLE_RANGE_ERROR = 33  # the server sent more than the range (it ignored Range)

@@ -14,6 +14,9 @@ connection (it reused one, spoke cleartext, or the TLS library cannot tell).
 write's object as drawn (a multipart upload's whole object, on each of its parts' rows); -1 where the run did
 not know it (datasets written before objperf kept it, imported ones that do not say).  The engine does not
 fill it: like ``bucket`` and ``key``, it is named from ``key_index`` when the rows are written.
+``offset`` and ``length`` are the bytes a request is of (a GET's range, a part's place in its object); a LIST's
+and a DELETE_OBJECTS' ``length`` counts keys instead (``KEYED_OPS``), set from the answer's document before the
+row is recorded, and a LIST's ``offset`` is its page's number in its pass through the listing.
 ``t_start`` is wall-clock seconds since the Unix epoch, so runs from several
 hosts line up.  ``bytes`` counts body bytes of successful responses only (bytes
 received for GET, bytes sent for PUT and UPLOAD_PART).  A GET still in flight when a
@@ -84,8 +87,14 @@ OP_GET, OP_PUT, OP_UPLOAD_PART, OP_HEAD, OP_DELETE = OP["GET"], OP["PUT"], OP["U
 OP_LIST, OP_DELETE_OBJECTS, OP_COPY, OP_UPLOAD_PART_COPY = (OP["LIST"], OP["DELETE_OBJECTS"], OP["COPY"],
                                                             OP["UPLOAD_PART_COPY"])
 # Requests that move no object's body through the client, each reported apart: its rate, latency and errors
-# (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied.
+# (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied; a
+# DeleteObjects' counts none (its document, like a PUT's framing, is no object's body).
 METADATA_OPS = ("HEAD", "DELETE", "LIST", "DELETE_OBJECTS", "COPY", "UPLOAD_PART_COPY")
+# Ops whose row's ``length`` counts keys, not bytes: a LIST's the keys and common prefixes its page lists
+# (its ``offset`` the page's number in its pass through the listing, 0 for the first), a DELETE_OBJECTS' the
+# keys its batch names.  The summary gives each such op's keys and keys/s beside its requests/s, counting
+# the rows that succeeded, as it counts bytes.
+KEYED_OPS = ("LIST", "DELETE_OBJECTS")
 # Op codes by direction of the body.
 DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
@@ -107,7 +116,8 @@ CURL_ERRORS = {
     8: "Weird server reply (not an answer S3 gives: a part with no ETag, an upload with no UploadId)",
     16: "Error in the HTTP2 framing layer",
     18: "Transferred a partial file (fewer bytes than the range asked)",
-    22: "HTTP response code said error", 23: "Failed writing received data to disk/application",
+    22: "HTTP response code said error (or a 200 refused keys of a batch delete, each an <Error>)",
+    23: "Failed writing received data to disk/application",
     25: "Upload failed (at start/before it took off)", 26: "Failed to open/read local data from file/application",
     27: "Out of memory", 28: "Timeout was reached",
     33: "Requested range was not delivered by the server (another range, or more bytes than asked)",

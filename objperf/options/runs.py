@@ -141,11 +141,20 @@ class PutOptions(TargetOptions, WriteOptions, ConnectionOptions, SteadyOptions, 
 
 
 MIXED_CONCURRENCY = 16
+MAX_KEYS = 1000  # a LIST page's keys unless --max-keys says otherwise: S3's most
+
+
+@dataclass(kw_only=True)
+class PageOptions:
+    """What a LIST page asks for: objperf list's pages, and each LIST of a mix."""
+
+    max_keys: int = option(MAX_KEYS, "keys (and common prefixes) a LIST page asks for: 1 to 1,000 (objperf mixed: "
+                           "each LIST of a --mix with list=, the first page of its prefix)", COUNT, group=WORKLOAD)
 
 
 @dataclass(kw_only=True)
 class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, SteadyOptions, ClusterOptions,
-                   OutputOptions):
+                   OutputOptions, PageOptions):
     """Reads and writes at the same time, each with its own engine and concurrency."""
 
     url: str | None = option(None, "what to read: s3://BUCKET/KEY or s3://BUCKET/PREFIX/; omit to use the "
@@ -162,9 +171,10 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
                                            group=WRITES)
     duration: float = option(30.0, "how long both run", DURATION, flags=("-d",), group=WORKLOAD)
     object_size: int = option(64 << 20, "object size", SIZE, group="output")
-    mix: str | None = option(None, "one engine drawing each request from a weighted mix on whole objects, instead "
-                             "of a reader and a writer: get=60,put=20,head=10,delete=10 (the objects seeded first "
-                             "under the URL's prefix, -c in flight, each op's rate and latency apart)",
+    mix: str | None = option(None, "one engine drawing each request from a weighted mix on whole objects and their "
+                             "prefix, instead of a reader and a writer: get=60,put=20,head=10,list=5,delete=5 (the "
+                             "objects seeded first under the URL's prefix, -c in flight, each op's rate and latency "
+                             "apart; a LIST asks for the prefix's first page of --max-keys)",
                              metavar="OP=WEIGHT,...", group=WORKLOAD)
 
     def mix_workload(self, bucket: str, prefix: str):
@@ -182,15 +192,21 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
                   if getattr(self, name) != default]
         if apart:
             raise UsageError(f"{', '.join(apart)} go with a reader and a writer, not with --mix")
-        workload = MixWorkload(shares=parse_mix(self.mix), object_size=self.object_size,
+        shares = parse_mix(self.mix)
+        if self.max_keys != MAX_KEYS and "list" not in shares:
+            raise UsageError("--max-keys is what each LIST of a mix asks for: give list= in --mix, or drop it")
+        workload = MixWorkload(shares=shares, object_size=self.object_size,
                                concurrency=self.concurrency or MIXED_CONCURRENCY, threads=self.threads,
                                duration=self.duration, bucket=bucket, prefix=prefix, cleanup=self.cleanup,
-                               **self.connection_kwargs(), **self.steady_kwargs())
+                               max_keys=self.max_keys, **self.connection_kwargs(), **self.steady_kwargs())
         workload.validate()
         return workload
 
     def directions(self) -> tuple[int, int]:
-        """Reads and writes in flight: each its own option, else ``-c``, else 16."""
+        """Reads and writes in flight: each its own option, else ``-c``, else 16 (a reader and a writer only:
+        ``--max-keys`` is for a mix's LISTs)."""
+        if self.max_keys != MAX_KEYS:
+            raise UsageError("--max-keys is what each LIST of a mix asks for: give --mix with list=, or drop it")
         return (self.read_concurrency or self.concurrency or MIXED_CONCURRENCY,
                 self.write_concurrency or self.concurrency or MIXED_CONCURRENCY)
 
@@ -201,8 +217,9 @@ DELETE_SEEDED = 1000
 @dataclass(kw_only=True)
 class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
     """DELETE every object under a prefix (or the keys named) once, through the one engine: how fast the store
-    deletes, one row a DELETE.  With no URL it seeds small objects on the embedded local SeaweedFS and deletes
-    those."""
+    deletes, one row a DELETE; with --batch, DeleteObjects of up to that many keys each, one row a batch, each
+    answer held to the keys asked.  With no URL it seeds small objects on the embedded local SeaweedFS and
+    deletes those."""
 
     url: str | None = option(None, "s3://BUCKET/PREFIX/ (every object under it) or s3://BUCKET/KEY; omit to use "
                              "the embedded local SeaweedFS", positional=True)
@@ -215,8 +232,61 @@ class DeleteOptions(TargetOptions, ConnectionOptions, OutputOptions):
                           group=OUTPUT)
     object_size: int = option(4 << 10, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
 
+    batch: int | None = option(None, "DeleteObjects of up to N keys each (1 to 1,000, S3's most), -c batches in "
+                               "flight, one row a batch (its keys in length), instead of a DELETE a key: keys "
+                               "deleted/s beside batches/s", COUNT, group=WORKLOAD)
+
     def workload(self) -> ReadWorkload:
         workload = ReadWorkload(concurrency=self.concurrency, threads=self.threads, op="delete", sink="discard",
                                 duration=self.duration, **self.connection_kwargs())
+        workload.validate()
+        return workload
+
+    def batch_workload(self):
+        """``--batch``'s workload (``objperf.plan.batches``)."""
+        from objperf.plan.batches import BatchWorkload
+
+        workload = BatchWorkload(batch=self.batch, concurrency=self.concurrency, threads=self.threads,
+                                 duration=self.duration, url_lifetime=self.url_lifetime, **self.connection_kwargs())
+        workload.validate()
+        return workload
+
+
+LIST_SEEDED = 2000
+
+
+@dataclass(kw_only=True)
+class ListOptions(TargetOptions, ConnectionOptions, OutputOptions, PageOptions):
+    """ListObjectsV2 of a prefix: listers paging through it with continuation tokens, each starting over after its
+    last page, one row a page: pages/s, keys/s and each page's latency.  Every page is held to the S3 contract
+    (names under the prefix, in order, at most --max-keys, a new token on each truncated page).  With no URL it
+    seeds small objects on the embedded local SeaweedFS and lists them."""
+
+    url: str | None = option(None, "s3://BUCKET/PREFIX (every key under it; s3://BUCKET/ for the whole bucket); "
+                             "omit to use the embedded local SeaweedFS", positional=True)
+    delimiter: str | None = option(None, "list as a directory: keys holding this after the prefix (/) are rolled "
+                                   "into common prefixes, each counted as a key", group=WORKLOAD)
+    concurrency: int = option(1, "listers, each paging through the prefix with one page in flight", COUNT,
+                              flags=("-c",), group=WORKLOAD)
+    duration: float | None = option(None, "list this long (30s, 2m), the pages in flight cut then", DURATION,
+                                    flags=("-d",), group=WORKLOAD)
+    requests: int | None = option(None, "stop after this many pages", COUNT, flags=("-n",), group=WORKLOAD)
+    passes: int | None = option(None, "list the prefix this many times in all, each from its first page to its last",
+                                COUNT, default_text="each lister once, without --duration or --requests",
+                                group=WORKLOAD)
+    objects: int = option(LIST_SEEDED, "embedded server only: objects seeded under list/ to list", COUNT,
+                          group=OUTPUT)
+    object_size: int = option(1 << 10, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
+
+    def workload(self, bucket: str, prefix: str):
+        """The LIST run these options ask for, of ``prefix`` in ``bucket`` (``objperf.plan.lists``)."""
+        from objperf.plan.lists import ListWorkload, check_max_keys
+
+        check_max_keys(self.max_keys)
+        passes = self.passes or (None if self.duration or self.requests else self.concurrency)
+        workload = ListWorkload(bucket=bucket, prefix=prefix, delimiter=self.delimiter or "",
+                                max_keys=self.max_keys, passes=passes, concurrency=self.concurrency,
+                                threads=self.threads, duration=self.duration, requests=self.requests,
+                                url_lifetime=self.url_lifetime, **self.connection_kwargs())
         workload.validate()
         return workload

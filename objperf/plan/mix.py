@@ -1,5 +1,6 @@
-"""A weighted mix of requests on whole objects (``objperf mixed --mix get=60,put=20,head=10,delete=10``): which
-ops, in which shares, on objects of which size, for how long; checked once."""
+"""A weighted mix of requests on whole objects and on their prefix (``objperf mixed --mix
+get=60,put=20,head=10,list=5,delete=5``): which ops, in which shares, on objects of which size, for how long;
+checked once.  A LIST asks for the first page of the mix's prefix, ``max_keys`` keys."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from dataclasses import asdict, dataclass, field
 from objperf.core.errors import UsageError
 from objperf.core.steady import TOLERANCE_PCT, WINDOW_S
 from objperf.plan.bounds import check_run_numbers
+from objperf.plan.lists import PAGE_KEYS_MAX, check_max_keys
 
-MIX_OPS = ("get", "head", "put", "delete")
+MIX_OPS = ("get", "head", "put", "list", "delete")
 SINGLE_PUT_MAX = 5 << 30  # S3's largest single PUT: a mix's objects go up whole
 
 
 def parse_mix(text: str) -> dict[str, float]:
-    """``get=60,put=20,head=10,delete=10`` as each op's share of the requests (the weights need not add to
+    """``get=60,put=20,head=10,list=5,delete=5`` as each op's share of the requests (the weights need not add to
     100); one line for anything else."""
     weights: dict[str, float] = {}
     for item in (part.strip() for part in text.split(",")):
@@ -50,6 +52,7 @@ class MixWorkload:
     seed: int = 0x9E3779B97F4A7C15
     pool: int = 0  # objects seeded for the GETs, HEADs and DELETEs to start on; 0: four a slot, 32 at least
     cleanup: bool = False
+    max_keys: int = PAGE_KEYS_MAX  # what each LIST asks for of the prefix: its first page
     ip: str = "any"
     connect_to: tuple[str, ...] = ()
     spread_to: tuple[str, ...] = ()
@@ -80,6 +83,7 @@ class MixWorkload:
             raise UsageError("a mix needs --duration or a request budget to end")
         if self.pool < 0:
             raise UsageError("a mix's pool of objects must not be negative")
+        check_max_keys(self.max_keys)
 
     def describe(self) -> dict:
         return {**asdict(self), "mix": {op: round(share, 6) for op, share in self.shares.items()},

@@ -27,11 +27,11 @@ class ReadSource:
     buckets: list[str] = field(default_factory=list)
     url_lifetime: int = URL_LIFETIME_S
 
-    def resolve(self) -> ResolvedTarget:
+    def resolve(self, *, sign: bool = True) -> ResolvedTarget:
         from objperf.s3.target import resolve_read_target
 
         return resolve_read_target(self.url, self.settings, keys=self.keys, buckets=self.buckets,
-                                   url_lifetime=self.url_lifetime)
+                                   url_lifetime=self.url_lifetime, sign=sign)
 
 
 def read_job(source: ReadSource, workload: ReadWorkload, out: Out, *, index: int | None = None,

@@ -1,11 +1,12 @@
-"""A weighted mix of requests on whole objects (GET, HEAD, PUT, DELETE), drawn one by one from a seeded generator
-and kept in flight on one engine in queue mode: a part of the one drive loop (``objperf.run.drive.Part``), one
-row a request, each op's rate, latency and errors apart in the summary.
+"""A weighted mix of requests on whole objects (GET, HEAD, PUT, DELETE) and on their prefix (LIST), drawn one by
+one from a seeded generator and kept in flight on one engine in queue mode: a part of the one drive loop
+(``objperf.run.drive.Part``), one row a request, each op's rate, latency and errors apart in the summary.
 
 The objects: a pool seeded before the run (``MixWorkload.objects_seeded``), which PUTs add to once the store
 acknowledges them and DELETEs take from as they are sent; a GET or a HEAD never goes to an object being
 deleted, nor a DELETE to one with a request in flight, so every answer is the store's to a request S3 would
-serve."""
+serve.  A LIST asks for the first page of the mix's prefix (``max_keys`` keys), held to the S3 contract as
+``objperf list`` holds its pages (a row's length: the keys it lists)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,19 @@ import numpy as np
 
 from objperf._engine.config import queue_engine
 from objperf._engine.payload import payload
+from objperf.core.errors import TargetError
 from objperf.core.progress import phase, tell
-from objperf.core.schema import OP, OPS, ok_requests
+from objperf.core.schema import OP, OP_LIST, OPS, UNKNOWN_SIZE, ok_requests
 from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_open_files
+from objperf.plan.lists import PAGE_BOUND
 from objperf.plan.mix import MixWorkload
 from objperf.plan.reads import RECEIVE_BUFFER, spread_entries
+from objperf.run.answers import Breaches, broken
 from objperf.run.drive import ProgressFn, drain_until_done, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.client import S3Client, S3Settings
+from objperf.s3.listing import PageWalk
 
 PAYLOAD_PERIOD = 16 << 20  # a larger object repeats its payload (the engine wraps round it)
 RESIGN_EVERY_S = 300.0  # each (op, key)'s URL is kept this long, within any URL lifetime objperf signs for
@@ -58,6 +63,12 @@ class Mixer:
         self.deadline = 0.0
         self._urls: dict[tuple[str, int], tuple[str, float]] = {}
         self._puts = 0
+        # LISTs: each names a label of the prefix of its own while it is in flight (its row is told apart by it)
+        self.first_page = client.list_page_signer(workload.bucket, workload.prefix, max_keys=workload.max_keys,
+                                                  expires=int(3 * RESIGN_EVERY_S))
+        self.list_labels: list[int] = []  # labels of the prefix no LIST holds now
+        self.listing: dict[int, int] = {}  # a LIST's label → its entry in the job table
+        self.breaches = Breaches()
 
     def _label(self, key: str) -> int:
         """The key's index in the rows' labels."""
@@ -136,9 +147,9 @@ class Mixer:
         """The next op, by its share; an op with no object to work on (every object deleted, or each busy)
         gives way to the others for this draw, and none at all waits for answers."""
         op = self.ops[int(self.rng.choice(len(self.ops), p=self.weights))]
-        if op == "put" or self._object_for(op, take=False) is not None:
+        if op in ("put", "list") or self._object_for(op, take=False) is not None:
             return op
-        possible = [o for o in self.ops if o == "put" or self._object_for(o, take=False) is not None]
+        possible = [o for o in self.ops if o in ("put", "list") or self._object_for(o, take=False) is not None]
         if not possible:
             return None
         weights = np.array([self.workload.shares[o] for o in possible])
@@ -166,6 +177,9 @@ class Mixer:
         return index
 
     def _submit(self, op: str) -> None:
+        if op == "list":
+            self._submit_list()
+            return
         if op == "put":
             self._puts += 1
             index = self._label(f"{self.workload.prefix}{self.recorder.run_id}/put-{self._puts:08d}")
@@ -177,21 +191,53 @@ class Mixer:
         self.submitted += 1
         self.unfinished += 1
 
+    def _submit_list(self) -> None:
+        if self.list_labels:
+            index = self.list_labels.pop()
+        else:
+            self.recorder.labels["buckets"].append(self.workload.bucket)
+            self.recorder.labels["keys"].append(self.workload.prefix)
+            self.recorder.labels["sizes"].append(UNKNOWN_SIZE)
+            index = len(self.recorder.labels["keys"]) - 1
+        self.listing[index] = self.engine.submit(self.first_page(None), OP_LIST, index, 0, 0, document=PAGE_BOUND)
+        self.submitted += 1
+        self.unfinished += 1
+
+    def _listed(self, cols: dict, row: int, index: int, good: bool) -> None:
+        """A LIST's row: its page held to the contract, its length the keys it lists; its label free again."""
+        entry = self.listing.pop(index, None)
+        if entry is None:
+            return
+        self.list_labels.append(index)
+        document = self.engine.document(entry)
+        if not good:
+            return
+        walk = PageWalk(f"LIST s3://{self.workload.bucket}/{self.workload.prefix}", self.workload.prefix,
+                        max_keys=self.workload.max_keys)
+        try:
+            cols["length"][row] = walk.take(document).count
+        except TargetError as exc:
+            broken(cols, row)
+            self.breaches.add(exc)
+
     def _take(self, cols: dict | None) -> None:
         if cols is None:
             return
-        self.recorder.add(cols)
         ok = ok_requests(cols["curl_code"], cols["status"])
-        for index, code, good, nbytes in zip(cols["key_index"].tolist(), cols["op"].tolist(), ok.tolist(),
-                                             cols["bytes"].tolist()):
+        for row, (index, code, good) in enumerate(zip(cols["key_index"].tolist(), cols["op"].tolist(),
+                                                      ok.tolist())):
             self.unfinished -= 1
-            self.in_flight[index] -= 1
             op = OPS[code]
+            if op == "LIST":
+                self._listed(cols, row, index, good)
+                continue
+            self.in_flight[index] -= 1
             if good and op in ("GET", "PUT"):
-                self.acknowledged_bytes += nbytes
+                self.acknowledged_bytes += int(cols["bytes"][row])
             if (op == "PUT" and good) or (op == "DELETE" and not good):  # there (again) for the others
                 self.pool.append(index)
         self.unfinished = max(self.unfinished, 0)
+        self.recorder.add(cols)  # the LISTs' rows as their pages said
 
     def cleanup(self) -> int:
         """Delete the objects the mix left (seeded and written), not measured."""
@@ -205,8 +251,8 @@ class Mixer:
 def run_mix(settings: S3Settings, workload: MixWorkload, *, out: Destination | str | Path | None = None,
             on_progress: ProgressFn | None = None, create_bucket: bool = False,
             keep_rows: bool = True) -> RunResult:
-    """A weighted mix of GETs, HEADs, PUTs and DELETEs of whole objects under ``workload.prefix``, its pool of
-    objects seeded first."""
+    """A weighted mix of GETs, HEADs, PUTs and DELETEs of whole objects under ``workload.prefix``, and LISTs of
+    it, its pool of objects seeded first."""
     from objperf.run.seed import seed_places
 
     workload.validate()
@@ -229,7 +275,7 @@ def run_mix(settings: S3Settings, workload: MixWorkload, *, out: Destination | s
         raise
     status = drive(recorder, [mixer], on_progress=on_progress)
     recorder.stop_clock()
-    extra: dict = {}
+    extra: dict = mixer.breaches.said()
     if workload.cleanup:
         extra["cleaned_up"] = mixer.cleanup()
     return recorder.finish(status, extra=extra)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from functools import cached_property
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -68,6 +68,7 @@ class BotocorePlane:
 
     def __init__(self, settings: S3Settings):
         self.settings = settings
+        self._bases: dict[str, tuple[str, str]] = {}  # by bucket: its URL, the region signed for (_bucket_base)
 
     @property
     def built(self) -> bool:
@@ -142,12 +143,30 @@ class BotocorePlane:
 
         return Wire(self.settings.trusted_cas, self.settings.verify_tls, self.settings.timeout, proxy_from_env=True)
 
-    def presign_list(self, bucket: str, prefix: str, token: str | None, max_keys: int) -> str:
-        params = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": max_keys}
-        if token:
-            params["ContinuationToken"] = token
-        return self.call(f"presign LIST s3://{bucket}/{prefix}", "generate_presigned_url",
-                         ClientMethod="list_objects_v2", Params=params, ExpiresIn=300)
+    def presign_bucket(self, method: str, bucket: str, params: Sequence[tuple[str, str]], expires: int) -> str:
+        """A presigned request of the bucket itself (a listing's page, a DeleteObjects, which botocore cannot
+        presign: its body goes into its signing).  botocore presigns a HEAD of the bucket once (endpoint rules,
+        addressing, signing region); each request is signed from that URL by ``objperf.s3.sigv4``, as botocore
+        signs, with the credentials of the moment."""
+        base, region = self._bucket_base(bucket)
+        credentials = self.credentials
+        if credentials is None:  # anonymous: nothing is signed
+            return f"{base}?{sigv4.encode_query(params)}" if params else base
+        frozen = credentials.get_frozen_credentials()
+        return sigv4.presign(method, base, sigv4.Keys(frozen.access_key, frozen.secret_key, frozen.token), region,
+                             expires, params=params)
+
+    def _bucket_base(self, bucket: str) -> tuple[str, str]:
+        """The bucket's URL without a query, and the region botocore signs for there."""
+        kept = self._bases.get(bucket)
+        if kept is None:
+            url = self.call(f"presign s3://{bucket}", "generate_presigned_url", ClientMethod="head_bucket",
+                            Params={"Bucket": bucket}, ExpiresIn=60)
+            parts = urlsplit(url)
+            scope = dict(parse_qsl(parts.query)).get("X-Amz-Credential", "").split("/")
+            region = scope[2] if len(scope) > 2 else self.signing_region
+            kept = self._bases[bucket] = (urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")), region)
+        return kept
 
     def call(self, what: str, method: str, **params):
         """``client.<method>(**params)``; every failure becomes one typed objperf error."""

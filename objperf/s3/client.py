@@ -155,6 +155,22 @@ class S3Client:
         return self._plane(method, extra or ()).presign_call(bucket, key, method=method, expires=expires, extra=extra,
                                                              headers=headers)
 
+    def list_page_signer(self, bucket: str, prefix: str, *, delimiter: str = "", max_keys: int = PAGE_KEYS,
+                         expires: int = 300) -> Callable[[str | None], str]:
+        """Presigned ListObjectsV2 URLs of one listing, by continuation token (None: its first page)."""
+        plane = self._plane("list_objects_v2", ("Prefix", "Delimiter", "MaxKeys", "ContinuationToken"))
+        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
+        asked = [("list-type", "2"), ("prefix", prefix)] + ([("delimiter", delimiter)] if delimiter else []) \
+            + [("max-keys", str(max_keys))]
+        return lambda token: plane.presign_bucket(
+            "GET", bucket, asked + ([("continuation-token", token)] if token else []), expires)
+
+    def delete_objects_url(self, bucket: str, *, expires: int = 300) -> str:
+        """A presigned DeleteObjects (``POST ?delete``): its body, and the body's Content-MD5 (no x-amz header,
+        so not signed), go beside it."""
+        expires = max(1, min(int(expires), PRESIGN_MAX_SECONDS))
+        return self._plane("delete_objects").presign_bucket("POST", bucket, [("delete", "")], expires)
+
     def part_url_signer(self, bucket: str, key: str, upload_id: str, *, expires: int) -> Callable[..., str]:
         """Presigned UploadPart URLs of one upload: ``signer(number)``, or ``signer(number, headers)`` signing
         ``headers`` as ``presign`` does."""
@@ -194,9 +210,10 @@ class S3Client:
         signs, sent over libcurl as a run's own requests are."""
         plane = self._plane("list_objects_v2", ("Prefix", "ContinuationToken"))
         where = f"LIST s3://{bucket}/{prefix}"
+        signed = self.list_page_signer(bucket, prefix, max_keys=min(PAGE_KEYS, max(1, limit)))
 
         def fetch_page(token: str | None) -> bytes:
-            url = plane.presign_list(bucket, prefix, token, min(PAGE_KEYS, max(1, limit)))
+            url = signed(token)
             try:
                 answer = plane.wire.send("GET", url)
             except TransferFailed as exc:

@@ -159,7 +159,7 @@ class LightS3:
 
     def handles(self, call: str, extra: frozenset[str] = frozenset()) -> bool:
         """Whether this plane makes ``call`` (botocore's method name) with these extra parameters."""
-        if call in ("head_object", "list_objects_v2") or call in LIGHT_ATTEMPTS:
+        if call in ("head_object", "list_objects_v2", "delete_objects") or call in LIGHT_ATTEMPTS:
             return True
         return call in LIGHT_PRESIGNS and extra == LIGHT_PRESIGNS[call][1]
 
@@ -189,12 +189,9 @@ class LightS3:
             raise refused(self.endpoint, what, "", answer.status)
         return answer.length
 
-    def presign_list(self, bucket: str, prefix: str, token: str | None, max_keys: int) -> str:
-        """A presigned ListObjectsV2 page."""
-        params = [("list-type", "2"), ("max-keys", str(max_keys)), ("prefix", prefix)]
-        if token:
-            params.append(("continuation-token", token))
-        return self.presign("GET", bucket, "", 300, params)
+    def presign_bucket(self, method: str, bucket: str, params: Sequence[tuple[str, str]], expires: int) -> str:
+        """A presigned request of the bucket itself (a listing's page, a DeleteObjects)."""
+        return self.presign(method, bucket, "", expires, params)
 
     def presign_call(self, bucket: str, key: str, *, method: str, expires: int, extra: dict | None,
                      headers: Mapping[str, str] | None = None) -> str:

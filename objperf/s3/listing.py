@@ -1,6 +1,8 @@
-"""ListObjectsV2, read as outside input: every page bounded (``objperf.s3.light.Wire``), parsed with a
-real XML parser, checked against the S3 contract, and the whole listing bounded in keys, in the bytes of
-the keys it holds, and in time; what it remembers of the pages it has seen is a digest of each token.
+"""ListObjectsV2, read as outside input: every page bounded (``objperf.s3.light.Wire``, or the engine's
+document bound), parsed with a real XML parser, checked against the S3 contract, and the whole listing
+bounded in keys, in the bytes of the keys it holds, and in time; what it remembers of the pages it has seen
+is a digest of each token.  ``PageWalk`` holds one pass through a listing, a page at a time, to the contract:
+the control plane's ``list_all`` and a LIST run's listers (``objperf.run.listers``) walk with it.
 
 A listing ends when the store says it is complete, at ``limit`` keys (``Listing.capped`` says so), or
 fails with one line when a page is no listing, names a size that is no byte count, a key S3 cannot hold
@@ -8,7 +10,10 @@ fails with one line when a page is no listing, names a size that is no byte coun
 outside the prefix asked for or a key not after the one before it (S3 lists in ascending UTF-8 binary
 order across pages, a file-backed store as a directory walk: anything else repeats or reorders keys),
 repeats a continuation token (a loop), when the keys held pass ``LISTING_KEY_BYTES`` or when its
-deadline passes."""
+deadline passes.  A page asked with a delimiter lists common prefixes too: each under the prefix, ending
+at the first delimiter after it, in order with the keys; a key under the prefix then holds no delimiter
+after it.  A page holds at most the max-keys asked for, keys and common prefixes together.  A store that
+was asked for URL-encoded names (``<EncodingType>url``, as botocore asks) has them decoded."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import unquote_plus
 
 from defusedxml import ElementTree
 
@@ -47,6 +53,12 @@ class Page:
     keys: list[tuple[str, int]]
     truncated: bool
     token: str | None
+    prefixes: list[str] = field(default_factory=list)  # the common prefixes of a page asked with a delimiter
+
+    @property
+    def count(self) -> int:
+        """What the page lists: its keys and its common prefixes."""
+        return len(self.keys) + len(self.prefixes)
 
 
 @dataclass
@@ -71,16 +83,31 @@ def parse_page(body: bytes, where: str) -> Page:
     if _local(root.tag) != "ListBucketResult":
         raise TargetError(f"{where}: the listing's answer is <{printable(_local(root.tag))[:40]}>, "
                           "not <ListBucketResult>")
+    children = [(_local(child.tag), child) for child in root]
+    encoded = any(name == "EncodingType" and (child.text or "").strip().lower() == "url" for name, child in children)
+    namespace = root.tag[:-len("ListBucketResult")]  # S3's, or none: an object's fields are found in it first
+    key_tag, size_tag = f"{namespace}Key", f"{namespace}Size"
     keys: list[tuple[str, int]] = []
+    prefixes: list[str] = []
     truncated, token = False, None
-    for child in root:
-        name = _local(child.tag)
+    for name, child in children:
         if name == "Contents":
-            fields = {_local(c.tag): (c.text or "") for c in child}
-            if "Key" not in fields:
+            found, size = child.findtext(key_tag), child.findtext(size_tag)
+            if found is None:  # its fields in another namespace than the listing's
+                fields = {_local(c.tag): (c.text or "") for c in child}
+                found, size = fields.get("Key"), fields.get("Size")
+            if found is None:
                 raise TargetError(f"{where}: a listed object has no <Key>")
-            _check_key(fields["Key"], where)
-            keys.append((fields["Key"], _size(fields.get("Size"), fields["Key"], where)))
+            key = unquote_plus(found) if encoded else found
+            _check_key(key, where)
+            keys.append((key, _size(size, key, where)))
+        elif name == "CommonPrefixes":
+            named = [c.text or "" for c in child if _local(c.tag) == "Prefix"]
+            if len(named) != 1:
+                raise TargetError(f"{where}: a common prefix names {len(named)} <Prefix>es, not one")
+            common = unquote_plus(named[0]) if encoded else named[0]
+            _check_key(common, where)
+            prefixes.append(common)
         elif name == "IsTruncated":
             text = (child.text or "").strip().lower()
             if text not in ("true", "false"):
@@ -91,7 +118,7 @@ def parse_page(body: bytes, where: str) -> Page:
             if len(token.encode("utf-8", "surrogatepass")) > MAX_TOKEN_BYTES:
                 raise TargetError(f"{where}: the store's continuation token is {_amount(len(token.encode()))} long, "
                                   f"more than the {MAX_TOKEN_BYTES:,} bytes any store's token takes")
-    return Page(keys, truncated, token)
+    return Page(keys, truncated, token, prefixes)
 
 
 def _amount(n: int) -> str:
@@ -120,39 +147,99 @@ def _size(text: str | None, key: str, where: str) -> int:
 ORDERS: tuple[Callable[[bytes], object], ...] = (lambda key: key, lambda key: key.split(b"/"))
 
 
+class PageWalk:
+    """One pass through a listing, a page at a time: ``take`` parses a page and holds it to the contract
+    against the pages before it (``TargetError`` in one line otherwise).  ``delimiter`` and ``max_keys``: what
+    the pages were asked with (0: not said)."""
+
+    def __init__(self, where: str, prefix: str, *, delimiter: str = "", max_keys: int = 0):
+        self.where, self.prefix, self.delimiter, self.max_keys = where, prefix, delimiter, max_keys
+        self.pages = 0
+        self.seen_tokens: set[bytes] = set()  # digests: a token is up to MAX_TOKEN_BYTES, a digest 32 bytes
+        self.lasts: dict[int, bytes] = {}  # by order (ORDERS' index) every name so far came in: the last name
+        self.orders = list(range(len(ORDERS)))
+
+    def take(self, body: bytes) -> Page:
+        page = parse_page(body, self.where)
+        self.pages += 1
+        where = self.where
+        if self.max_keys and page.count > self.max_keys:
+            raise TargetError(f"{where}: page {self.pages} lists {page.count:,} keys and common prefixes, more than "
+                              f"the max-keys {self.max_keys:,} it was asked for")
+        if page.truncated and page.token:  # a loop is named as one before its keys are found again
+            digest = hashlib.sha256(page.token.encode("utf-8", "surrogatepass")).digest()
+            if digest in self.seen_tokens:
+                raise TargetError(f"{where}: the store repeated continuation token {printable(page.token)[:40]!r} "
+                                  f"after {self.pages} pages: its listing loops")
+            self.seen_tokens.add(digest)
+        names = [key for key, _ in page.keys]
+        for key in names:
+            self._under_prefix(key, "key")
+            if self.delimiter and self.delimiter in key[len(self.prefix):]:
+                raise TargetError(f"{where}: the store listed key {printable(key)!r}, which holds the delimiter "
+                                  f"{printable(self.delimiter)!r} after the prefix: it belongs in a common prefix")
+        for common in page.prefixes:
+            self._under_prefix(common, "common prefix")
+            rest = common[len(self.prefix):]
+            if not self.delimiter or rest.find(self.delimiter) != len(rest) - len(self.delimiter):
+                raise TargetError(f"{where}: the store listed common prefix {printable(common)!r}, which does not end "
+                                  f"at the first delimiter {printable(self.delimiter)!r} after the prefix")
+        self._in_order(names, page.prefixes)
+        if page.truncated and not page.token:
+            raise TargetError(f"{where}: a truncated listing page names no continuation token")
+        return page
+
+    def _under_prefix(self, name: str, what: str) -> None:
+        if not name.startswith(self.prefix):
+            raise TargetError(f"{self.where}: the store listed {what} {printable(name)!r}, which is not under the "
+                              f"prefix {printable(self.prefix)!r} asked for")
+
+    def _in_order(self, keys: list[str], prefixes: list[str]) -> None:
+        """Keys, and common prefixes, each ascending within the page and all after the pages before, in one of
+        the orders stores list in."""
+        encoded = [[name.encode("utf-8", "surrogatepass") for name in names] for names in (keys, prefixes)]
+        kept = []
+        failed_at: tuple[str, bool] | None = None
+        for order_index in self.orders:
+            order = ORDERS[order_index]
+            last = self.lasts.get(order_index)
+            fine, page_last = True, last
+            for names, raw in zip((keys, prefixes), encoded):
+                before = last
+                for name, value in zip(names, raw):
+                    if before is not None and not order(value) > order(before):
+                        fine = False
+                        failed_at = failed_at or (name, value == before)
+                        break
+                    before = value
+                if not fine:
+                    break
+                if raw and (page_last is None or order(raw[-1]) > order(page_last)):
+                    page_last = raw[-1]
+            if fine:
+                kept.append(order_index)
+                if page_last is not None:
+                    self.lasts[order_index] = page_last
+        if not kept:
+            name, same = failed_at or ("", False)
+            again = "again" if same else "after a key that comes later"
+            raise TargetError(f"{self.where}: the store listed key {printable(name)!r} {again} (page {self.pages}): "
+                              "a store lists each key once, in ascending order, so the listing is broken")
+        self.orders = kept
+
+
 def list_all(fetch_page: Callable[[str | None], bytes], where: str, prefix: str, *, limit: int,
              deadline_s: float) -> Listing:
     """Page through a listing: ``fetch_page(token)`` returns one page's body (``None``: the first page)."""
     listing = Listing()
-    seen_tokens: set[bytes] = set()  # digests: a token is up to MAX_TOKEN_BYTES, a digest 32 bytes
-    token: str | None = None
-    last: bytes | None = None  # the last key listed, in UTF-8
-    orders = list(ORDERS)  # the orders every key so far came in
+    walk = PageWalk(where, prefix)
     held = 0  # bytes of the key names kept
     ends = time.monotonic() + deadline_s
+    token: str | None = None
     while True:
-        page = parse_page(fetch_page(token), where)
-        listing.pages += 1
-        if page.truncated and page.token:  # a loop is named as one before its keys are found again
-            digest = hashlib.sha256(page.token.encode("utf-8", "surrogatepass")).digest()
-            if digest in seen_tokens:
-                raise TargetError(f"{where}: the store repeated continuation token {printable(page.token)[:40]!r} "
-                                  f"after {listing.pages} pages: its listing loops")
-            seen_tokens.add(digest)
-        for key, _ in page.keys:
-            if not key.startswith(prefix):
-                raise TargetError(f"{where}: the store listed key {printable(key)!r}, which is not under the prefix "
-                                  f"{printable(prefix)!r} asked for")
-            encoded = key.encode("utf-8", "surrogatepass")
-            if last is not None:
-                orders = [order for order in orders if order(encoded) > order(last)]
-                if not orders:
-                    again = "again" if encoded == last else "after a key that comes later"
-                    raise TargetError(f"{where}: the store listed key {printable(key)!r} {again} (page "
-                                      f"{listing.pages}): a store lists each key once, in ascending order, so "
-                                      "the listing is broken")
-            last = encoded
-            held += len(encoded)
+        page = walk.take(fetch_page(token))
+        listing.pages = walk.pages
+        held += sum(len(key.encode("utf-8", "surrogatepass")) for key, _ in page.keys)
         if held > LISTING_KEY_BYTES:
             raise TargetError(f"{where}: the listing's key names passed {LISTING_KEY_BYTES >> 20} MiB "
                               f"({len(listing.keys) + len(page.keys):,} keys): list a narrower prefix, or fewer --keys")
@@ -163,8 +250,6 @@ def list_all(fetch_page: Callable[[str | None], bytes], where: str, prefix: str,
             return listing
         if not page.truncated:
             return listing
-        if not page.token:
-            raise TargetError(f"{where}: a truncated listing page names no continuation token")
         token = page.token
         if time.monotonic() >= ends:
             raise TargetError(f"{where}: the listing did not end within {deadline_s:g}s ({listing.pages} pages, "

@@ -155,8 +155,10 @@ def split_s3_url(url: str) -> tuple[str, str]:
 
 
 def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int | None = None,
-                        buckets: list[str] | None = None, url_lifetime: int = URL_LIFETIME_S) -> ResolvedTarget:
-    """Look up sizes (HEAD or LIST) and presign one GET URL per object, valid ``url_lifetime`` seconds.
+                        buckets: list[str] | None = None, url_lifetime: int = URL_LIFETIME_S,
+                        sign: bool = True) -> ResolvedTarget:
+    """Look up sizes (HEAD or LIST) and presign one GET URL per object, valid ``url_lifetime`` seconds
+    (``sign`` False: none, for a run that names its objects in requests of its own, a batch delete's).
 
     ``keys``: a list of keys (relative to the URL's prefix), or N for the first N objects under
     it.  ``buckets``: read the same keys from each of these buckets instead of the URL's."""
@@ -198,7 +200,8 @@ def resolve_read_target(url: str, settings: S3Settings, *, keys: list[str] | int
             objects.append(ObjectRef(bucket, key, client.object_size(bucket, key)))
     target = ResolvedTarget("s3", objects, client.endpoint, settings, client=client, url_lifetime=url_lifetime,
                             skipped=skipped, capped=capped)
-    target.sign_urls()
+    if sign:
+        target.sign_urls()
     return target
 
 

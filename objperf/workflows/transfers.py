@@ -128,9 +128,11 @@ def mixed(options: MixedOptions, invocation: Invocation):
 
 
 def delete(options: DeleteOptions, invocation: Invocation):
-    """DELETE each object ``options`` name once (on ``invocation``'s local server, objects seeded for it, when
-    no URL is given): a ``RunResult`` whose rows are the DELETEs."""
+    """DELETE each object ``options`` name once, or with ``batch`` name them in DeleteObjects of that many keys
+    (on ``invocation``'s local server, objects seeded for it, when no URL is given): a ``RunResult`` whose rows
+    are the DELETEs, or the batches."""
     from objperf.core.errors import UsageError
+    from objperf.run.batches import batch_delete
     from objperf.run.jobs import ReadSource, read_job
 
     options.check_target()
@@ -138,7 +140,7 @@ def delete(options: DeleteOptions, invocation: Invocation):
     if options.url and not options.url.startswith("s3://"):
         raise UsageError(f"objperf delete deletes objects of a store: give s3://BUCKET/PREFIX/, not {options.url!r}")
     out = resolve_out(options, "delete", invocation, store_ok=True)
-    workload = options.workload()
+    workload = options.batch_workload() if options.batch else options.workload()
     keys = keys_asked(options.keys)
     if out.store and options.url:
         from objperf.s3.target import split_s3_url
@@ -155,8 +157,9 @@ def delete(options: DeleteOptions, invocation: Invocation):
             seed_embedded(server, options.object_size, [f"delete/object-{i:06d}" for i in range(options.objects)],
                           [], invocation, reseed=True)
             url, settings = f"s3://{EMBEDDED_BUCKET}/delete/", server.settings()
-        job = functools.partial(read_job, ReadSource(url, settings, keys, list(options.buckets),
-                                                     options.url_lifetime), workload, keep_rows=options.rows_needed())
+        source = ReadSource(url, settings, keys, list(options.buckets), options.url_lifetime)
+        job = functools.partial(batch_delete if options.batch else read_job, source, workload,
+                                keep_rows=options.rows_needed())
         with invocation.progress(workload.duration) as progress:
             result = job(out, on_progress=progress)
     return with_figures(result, options, invocation)

@@ -143,6 +143,38 @@ def test_heads_stat_each_key_and_deletes_remove_each_once(compat, tmp_path):
     assert {k for k, _ in compat.client.list_keys(BUCKET, "data/")} == set(OBJECTS)
 
 
+def test_lists_page_through_a_prefix_and_batch_deletes_remove_each_key_once(compat, tmp_path):
+    """LIST and DeleteObjects on every server: every pass pages through what was put, --max-keys a page, a
+    delimiter rolling keys into common prefixes; a batch delete answers for every key and leaves none there,
+    and nothing else touched."""
+    keys = [f"listed/d{d}/k{i}" for d in range(3) for i in range(5)] + [f"listed/top{i:02d}" for i in range(10)]
+    for key in keys:
+        compat.client.put_object(BUCKET, key, key.encode())
+
+    def pages(out) -> dict[int, list[int]]:  # each page's length by its place in its pass
+        rows = load(out)
+        assert (rows["op"] == "LIST").all() and (rows["status"] == 200).all() and (rows["curl_code"] == 0).all()
+        return {int(at): sorted(int(n) for n in mine) for at, mine in rows.groupby("offset")["length"]}
+
+    flat = compat.cli("list", f"s3://{BUCKET}/listed/", "--max-keys", "10", "--passes", "2", "--out",
+                      str(tmp_path / "flat"))
+    assert flat.returncode == 0, flat.stderr
+    assert pages(tmp_path / "flat") == {0: [10, 10], 1: [10, 10], 2: [5, 5]}
+    nested = compat.cli("list", f"s3://{BUCKET}/listed/", "--delimiter", "/", "--max-keys", "4", "--out",
+                        str(tmp_path / "nested"))
+    assert nested.returncode == 0, nested.stderr
+    assert pages(tmp_path / "nested") == {0: [4], 1: [4], 2: [4], 3: [1]}  # 3 common prefixes and 10 keys
+    gone = compat.cli("delete", f"s3://{BUCKET}/listed/", "--batch", "10", "-c", "2", "--out",
+                      str(tmp_path / "delete"), "--json")
+    assert gone.returncode == 0, gone.stderr
+    rows = load(tmp_path / "delete")
+    assert (rows["op"] == "DELETE_OBJECTS").all() and sorted(rows["length"]) == [5, 10, 10]
+    assert (rows["status"] == 200).all() and (rows["curl_code"] == 0).all()
+    assert json.loads(gone.stdout)["keys_deleted"] == len(keys)
+    assert compat.client.list_keys(BUCKET, "listed/") == []
+    assert {k for k, _ in compat.client.list_keys(BUCKET, "data/")} == set(OBJECTS)
+
+
 def test_a_missing_key_is_a_404_named_in_the_rows(compat, tmp_path):
     from objperf.plan.reads import ReadWorkload
     from objperf.run.reads import run_read
