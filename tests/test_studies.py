@@ -345,6 +345,22 @@ def test_a_step_that_measured_nothing_says_why_on_its_row(tmp_path):
     assert "1 step: 0 measured, 1 with a figure missing (its row says why)" in proc.stderr
 
 
+def test_a_note_too_long_for_the_width_costs_no_figure():
+    """A note longer than the width leaves beside the grid runs past it: the figures that fit without it stay.
+    A short note still fits, the right-most figures giving way for it."""
+    import pandas as pd
+
+    from objperf.studies.table import step_table
+
+    row = {"a": 1, "requests": 10, "error_rate": 0.5, "write_acknowledged_gbps": 1.25, "directions": "write"}
+    long, short = "n" * 120, "n" * 30
+    header, line = step_table(pd.DataFrame([{**row, "note": long}]), width=60, grid=["a"]).splitlines()
+    assert line.endswith(long) and "write Gbps (acked)" in header and "1.250" in line  # every figure kept
+    assert len(line.removesuffix(long).rstrip()) <= 60
+    header, line = step_table(pd.DataFrame([{**row, "note": short}]), width=60, grid=["a"]).splitlines()
+    assert line.endswith(short) and len(line) <= 60 and "failed %" in header and "write Gbps" not in header
+
+
 def test_a_step_that_failed_ends_the_study_and_the_table_says_so(tmp_path):
     from objperf.core.errors import UsageError
     from objperf.studies.sweep import Step, run_sweep

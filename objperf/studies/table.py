@@ -75,7 +75,8 @@ def step_table(steps, width: int = 100, grid: Iterable[str] | None = None) -> st
     """The steps as a terminal shows them: the grid's values, the study's measures, then the results that
     apply to its steps (a direction a study did not use is left out), units in the headers, and on each row
     why a figure is missing; ``width`` columns at most (the right-most results give way first, never the
-    grid or the notes)."""
+    grid or the notes; a note too long to fit beside the grid alone runs past ``width``, and no figure gives
+    way for it)."""
     from objperf.core.sizes import format_size
 
     grid = [c for c in steps.columns if c in set(grid)] if grid is not None else grid_columns(steps)
@@ -88,12 +89,15 @@ def step_table(steps, width: int = 100, grid: Iterable[str] | None = None) -> st
                                for r in rows]))
     fixed = len(columns)
     columns += [(header, [cell(name, r) for r in rows]) for name, header in _columns(rows)]
-    notes = [str(r.get("note") or "") for r in rows]
-    while True:
-        text = _layout(columns, notes if any(notes) else None)
-        if max(map(len, text.splitlines())) <= width or len(columns) <= fixed + 1:
-            return text
+    notes = [str(r.get("note") or "") for r in rows] if any(r.get("note") for r in rows) else None
+
+    def fits(text: str) -> bool:
+        return max(map(len, text.splitlines())) <= width
+
+    notes_fit = notes is not None and fits(_layout(columns[:fixed + 1], notes))
+    while not fits(_layout(columns, notes if notes_fit else None)) and len(columns) > fixed + 1:
         columns = columns[:-1]
+    return _layout(columns, notes)
 
 
 def _layout(columns: list[tuple[str, list[str]]], notes: list[str] | None) -> str:
