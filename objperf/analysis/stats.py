@@ -154,6 +154,15 @@ def error_counts(df: pd.DataFrame) -> pd.DataFrame:
     return counts.sort_values("count", ascending=False, ignore_index=True)
 
 
+def failure_codes(df: pd.DataFrame) -> dict[str, int]:
+    """The failed requests counted by what the store said: its S3 error code, else "HTTP <status>" (a study
+    step's ``error_codes``), most first."""
+    failed = df[failed_rows(df)]
+    s3 = failed["s3_error"].astype(str)
+    codes = s3.where(s3 != "", "HTTP " + failed["status"].astype(str))
+    return {str(code): int(n) for code, n in codes.value_counts().items()}
+
+
 def steady_window(df: pd.DataFrame) -> tuple[float, float]:
     """(start, end) in Unix seconds of the run's steady state: from when every slot has finished
     one request until the last slot starts its last.  The whole span if that window is empty."""
