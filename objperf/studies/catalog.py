@@ -154,7 +154,7 @@ class StudyContext:
         return self.step(values, lambda: partial(read_job, source, self.reads(**workload)), kind="read",
                          prepare=prepare, measure=measure)
 
-    def write_step(self, values: dict, **workload) -> Step:
+    def write_step(self, values: dict, *, prepare: Callable[[], None] | None = None, **workload) -> Step:
         if self.quick and not self.duration_given and "requests" not in workload:
             # --quick: one part per slot, the step lasting until they are acknowledged (at most
             # QUICK_WRITE_CAP_S), so that every write step measures something however busy the store
@@ -163,7 +163,8 @@ class StudyContext:
             workload.update(requests=max(1, -(-parts // max(1, w.object_size))),
                             duration=max(self.duration, QUICK_WRITE_CAP_S))
         return self.step(values, lambda: partial(write_job, self.settings, self.writes(**workload), False),
-                         kind="write", on_lost=lambda: partial(abort_lost, self.settings, self.writes(**workload)))
+                         kind="write", prepare=prepare,
+                         on_lost=lambda: partial(abort_lost, self.settings, self.writes(**workload)))
 
     def target(self, keys: list[str] | int, *, prefix: str = "", buckets: list[str] | None = None) -> ReadSource:
         return ReadSource(f"s3://{(buckets or [self.bucket])[0]}/{prefix}", self.settings, keys=keys,
@@ -384,6 +385,65 @@ def request_rate(ctx: StudyContext) -> list[Step]:
     return steps
 
 
+CHECKSUM_MODES = ("header", "trailer")
+
+
+def checksums(ctx: StudyContext) -> list[Step]:
+    """What does a checksum on every write cost, sent in a header or as a trailer?
+    The same writes with no checksum first (the baseline), then with each of S3's checksums (CRC-32, CRC-32C,
+    CRC-64/NVME, SHA-256) in its header and as the trailer of an aws-chunked body, as the SDKs stream an upload:
+    each step's acknowledged write Gbps and the client's CPU-seconds per GiB acknowledged, each as a ratio to
+    the baseline's, and the share of requests the store refused with their S3 codes.  Single PUTs of 8 MiB
+    objects, 4 in flight, with --quick; of 64 MiB, 32 in flight, without (--object-size and --concurrency
+    choose others); the client computes each checksum, on its own CPU, before the request goes.  The baseline
+    comes after a few seconds of its own writes, not measured (2 s with --quick, 10 s without): a store's first
+    writes are slower (SeaweedFS makes a new bucket's volumes), and would flatter every ratio.  A store that
+    refuses a checksum or the trailer (Ceph RGW and Swift refuse aws-chunked trailers) gives failed steps with
+    their codes, and the study goes on; an algorithm that is not installed (CRC-32C and CRC-64/NVME need the
+    checksums extra) is said in one line before any request, and its steps are left out."""
+    from objperf.analysis.stats import checksum_baseline, checksum_step
+    from objperf.core.checksums import EXTRA, NAMES, algorithm
+    from objperf.core.extras import MissingExtra
+    from objperf.plan.writes import MAX_PART, MIN_PART
+
+    missing: list[str] = []
+    for name in NAMES[1:]:
+        try:
+            algorithm(name)
+        except MissingExtra:
+            missing.append(name)
+    if missing:
+        ctx.say(f"checksums: {', '.join(missing)} left out, not installed: they need the '{EXTRA}' extra: "
+                f"pip install 'objperf[{EXTRA}]'")
+    size = ctx.object_size if ctx.object_size_given else _q(ctx, 8 * MIB, 64 * MIB)
+    concurrency = ctx.write_options.get("concurrency", _q(ctx, 4, 32))
+    workload = {"object_size": size, "part_size": min(max(size, MIN_PART), MAX_PART), "concurrency": concurrency,
+                "keys": 2 * concurrency, "prefix": ctx.key("checksums/"), "cleanup": True, "requests": None}
+    baseline: dict = {}  # the latest baseline step's figures: the steps after it are measured beside them
+
+    def measure(rows, summary, *, none: bool = False) -> dict:
+        if none:
+            baseline.clear()
+            baseline.update(checksum_baseline(summary))
+        return checksum_step(rows, summary, baseline or None)
+
+    warm_s = _q(ctx, 2.0, 10.0)
+
+    def warm_up() -> None:  # a store's first writes (a new bucket's volumes, its connections) are not the baseline
+        ctx.say(f"checksums: warming the store up with {warm_s:g} s of the baseline's writes, not measured")
+        write_job(ctx.settings, ctx.writes(**{**workload, "duration": warm_s}), False, None, keep_rows=False)
+
+    steps = [ctx.write_step({"checksum": "none", "mode": "-"}, prepare=warm_up, checksum="none",
+                            checksum_trailer=False, **workload)]
+    steps[0].measure = partial(measure, none=True)
+    for name in (n for n in NAMES[1:] if n not in missing):
+        for mode in CHECKSUM_MODES:
+            steps.append(ctx.write_step({"checksum": name, "mode": mode}, checksum=name,
+                                        checksum_trailer=mode == "trailer", **workload))
+            steps[-1].measure, steps[-1].refusal_measured = measure, True
+    return steps
+
+
 def replica_counts(cap: int) -> list[int]:
     """The replica counts a hot-object study sweeps: 2, 4, 8 … up to ``cap`` (``cap`` itself the last)."""
     counts, k = [], 2
@@ -532,4 +592,5 @@ STUDIES: dict[str, Callable[[StudyContext], list[Step]]] = {
     "wan": wan,
     "rate-sweep": rate_sweep,
     "request-rate": request_rate,
+    "checksums": checksums,
 }
