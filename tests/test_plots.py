@@ -14,7 +14,7 @@ from objperf.dataset.directory import load_steps  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 UNITS = ("(Gbps)", "(ms)", "(s)", "(%)", "requests", "share", "size", "concurrency", "threads", "family",
-         "mode", "keys", "buckets", "streams", "time")
+         "mode", "keys", "buckets", "streams", "time", "(× none)")
 
 
 def steps(name):
@@ -33,6 +33,7 @@ FIGURES = {
     "hot object errors": lambda: plots.hot_object_errors(steps("hot-object"), threshold=128),
     "replica cure": lambda: plots.replica_cure(steps("hot-object")),
     "distance curves": lambda: plots.distance_curves(steps("wan"), gbps=1.0),
+    "checksum costs": lambda: plots.checksum_costs(steps("checksums")),
     "sustained timeline": lambda: plots.sustained_timeline(load(SAMPLE / "sustained")),
     "timing runs": lambda: plots.timing_runs(load_published("s3_vs_r2_runs")),
 }

@@ -26,6 +26,7 @@ GRIDS = {
     "wan": ("delay_ms", [0, 0, 20, 20]),
     "rate-sweep": ("rate", [50, 100, 200, 400, 800]),
     "request-rate": ("concurrency", [4, 16] * 8),
+    "checksums": ("checksum", ["none"] + [name for name in ("crc32", "crc32c", "crc64nvme", "sha256") for _ in "ht"]),
 }
 
 
@@ -96,6 +97,21 @@ def test_quick_study_holds_its_grid(name, tmp_path):
             assert len(spread) == step.prefixes  # the keys lie in as many prefixes as the step says
             if step.op == "DELETE":  # each seeded object deleted once
                 assert len(mine) == max(200, 25 * step.concurrency) == mine["key"].nunique()
+    if name == "checksums":
+        from objperf.dataset.directory import read_manifest
+
+        assert list(steps["mode"]) == ["-"] + ["header", "trailer"] * 4
+        assert "warming the store up" in proc.stderr.split("step 1/9")[0]  # before the baseline, and not a step
+        none = steps.iloc[0]
+        for ratio, measured in (("gbps_vs_none", "write_acknowledged_gbps"), ("cpu_vs_none", "client_cpu_s_per_gib")):
+            assert list(steps[ratio]) == pytest.approx(list(steps[measured] / none[measured]))  # each beside none
+        assert (steps["s3_codes"] == "").all() and (steps["error_rate"] == 0).all()
+        for step, entry in zip(steps.itertuples(), rows.attrs["manifest"]["steps"]):
+            mine = rows[rows["step"] == step.step]
+            assert set(mine["op"].astype(str)) == {"PUT"} and (mine["status"] < 300).all()  # one PUT an object
+            assert (mine.loc[mine["curl_code"] == 0, "bytes"] == 8 << 20).all()  # the payload, not its framing
+            workload = read_manifest(out / "steps" / entry["dataset"])["workload"]
+            assert (workload["checksum"], workload["checksum_trailer"]) == (step.checksum, step.mode == "trailer")
 
 
 def test_rerun_skips_finished_steps(tmp_path):
@@ -234,7 +250,8 @@ def test_the_concurrency_a_throughput_needs_per_distance():
     assert needed[0] == 2 and needed[20] == 8 and needed[50] != needed[50]  # NaN: none of 50 ms's reached it
 
 
-@pytest.mark.parametrize("name", ["write-part-size", "key-fanout", "mixed", "hot-object", "read-concurrency"])
+@pytest.mark.parametrize("name", ["write-part-size", "key-fanout", "mixed", "hot-object", "read-concurrency",
+                                  "checksums"])
 def test_a_studys_table_fits_the_terminal_with_units_and_counts_only_acknowledged_writes(name):
     from pathlib import Path
 
@@ -262,11 +279,11 @@ def parsed_table(text: str, grid: list[str]) -> list[dict]:
     """The table a study printed, cell by cell under its headers (right-aligned, the note left-aligned)."""
     import re
 
-    from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
+    from objperf.studies.table import HEADERS, NOTE
 
     lines = ["  " + line for line in text.splitlines()]  # every header then follows two spaces
     header = lines[0]
-    found = sorted((m.start(), name) for name in [*grid, *SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]
+    found = sorted((m.start(), name) for name in [*grid, *HEADERS]
                    for m in re.finditer(r"(?<=  )" + re.escape(name) + r"(?=  |$)", header))
     spans, at = [], 0
     for start, name in found:
@@ -281,9 +298,9 @@ def step_lines(stderr: str) -> list[tuple[str, str]]:
     """Each step's line: (its figures, its note)."""
     import re
 
-    from objperf.studies.table import SHOWN_MEASURES, SHOWN_RESULTS
+    from objperf.studies.table import HEADERS
 
-    first = "|".join(re.escape(h) for h in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()])
+    first = "|".join(re.escape(h) for h in HEADERS)
     found = re.findall(rf"step \d+/\d+ .*?: ((?:{first}) .*)", stderr)  # a grid value may hold ':' (::1)
     return [tuple((line.split(" — ", 1) + [""])[:2]) for line in found]
 
@@ -293,7 +310,7 @@ def assert_table_is_its_step_lines(proc, steps) -> None:
     figures or says why not."""
     import re
 
-    from objperf.studies.table import NOTE, SHOWN_MEASURES, SHOWN_RESULTS
+    from objperf.studies.table import HEADERS, NOTE, SHOWN_RESULTS
 
     table = proc.stdout.strip("\n")
     grid = [c for c in steps.columns if c in table.splitlines()[0].split()]
@@ -301,7 +318,7 @@ def assert_table_is_its_step_lines(proc, steps) -> None:
     assert len(rows) == len(lines) == len(steps), (table, proc.stderr)
     for row, (figures, note) in zip(rows, lines):
         assert row[NOTE] == note
-        for header in [*SHOWN_MEASURES.values(), *SHOWN_RESULTS.values()]:
+        for header in HEADERS:
             if header not in row or row[header] == "":
                 continue  # not this step's direction, or not shown
             said = re.search(r"(?:^|, )" + re.escape(header) + r" (\S+?)(?:,|$)", figures)
@@ -354,7 +371,8 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
         measured = [line for a in axes for line in a.lines if len(line.get_xdata()) > 1] + \
             [bar for a in axes for bar in a.patches if bar.get_height() == bar.get_height() and bar.get_height() > 0]
         assert measured, f"{file}: nothing measured is drawn"
-        if name != "wan":  # the article measured no distance: its TTFB is named in the title instead
+        if name not in ("wan", "checksums"):  # the article measured no distance (its TTFB is named in the title
+            # instead) and no checksum (the writes without one are the level drawn)
             assert any(label.startswith("published") for label in labels), (file, labels)
         plt.close(ax.figure)
 
@@ -387,6 +405,22 @@ def test_a_step_that_measured_nothing_says_why_on_its_row(tmp_path):
     assert "1 step: 0 measured, 1 with a figure missing (its row says why)" in proc.stderr
 
 
+def test_a_note_too_long_for_the_width_costs_no_figure():
+    """A note longer than the width leaves beside the grid runs past it: the figures that fit without it stay.
+    A short note still fits, the right-most figures giving way for it."""
+    import pandas as pd
+
+    from objperf.studies.table import step_table
+
+    row = {"a": 1, "requests": 10, "error_rate": 0.5, "write_acknowledged_gbps": 1.25, "directions": "write"}
+    long, short = "n" * 120, "n" * 30
+    header, line = step_table(pd.DataFrame([{**row, "note": long}]), width=60, grid=["a"]).splitlines()
+    assert line.endswith(long) and "write Gbps (acked)" in header and "1.250" in line  # every figure kept
+    assert len(line.removesuffix(long).rstrip()) <= 60
+    header, line = step_table(pd.DataFrame([{**row, "note": short}]), width=60, grid=["a"]).splitlines()
+    assert line.endswith(short) and len(line) <= 60 and "failed %" in header and "write Gbps" not in header
+
+
 def test_a_step_that_failed_ends_the_study_and_the_table_says_so(tmp_path):
     from objperf.core.errors import UsageError
     from objperf.studies.sweep import Step, run_sweep
@@ -413,3 +447,62 @@ def test_api_study_draws_its_figures_as_it_ends(tmp_path):
     assert run.status == "complete"
     assert [p.name for p in run.figures] == [f"client-cpu-{file}" for file, _ in FIGURES["client-cpu"]]
     assert_figures("client-cpu", tmp_path / "figs")
+
+
+# -- checksums: a store that refuses them, an algorithm not installed ---------------------------------------------
+
+
+@pytest.mark.timeout(300)
+def test_a_checksum_the_store_refuses_is_a_failed_step_with_its_codes_and_the_study_goes_on(store, tmp_path,
+                                                                                           monkeypatch):
+    """Every trailer sent wrong, as a store that refuses them would answer: its steps fail with the store's S3
+    code on their rows and in the table, and the study runs every step to its end."""
+    from objperf import api
+    from objperf.plan.checksums import WriteChecksum
+    from objperf.studies.table import step_table, study_summary
+
+    right = WriteChecksum.request
+
+    def wrong_trailer(self, payload, payload_offset, length):  # a trailer of other bytes than those sent
+        return right(self, payload, payload_offset + (1 if self.trailer else 0), length)
+
+    monkeypatch.setattr(WriteChecksum, "request", wrong_trailer)
+    for name, value in store.env().items():
+        monkeypatch.setenv(name, value)
+    run = api.study("checksums", f"s3://{store.bucket}/refused/", endpoint=store.server.endpoint, quick=True,
+                    object_size="1MiB", duration="1s", out=tmp_path / "c", progress=False)
+    steps = load_steps(tmp_path / "c")
+    assert run.status == "complete" and len(steps) == 9
+    trailer = steps["mode"] == "trailer"
+    assert (steps.loc[trailer, "status"] == "failed").all() and (steps.loc[~trailer, "status"] == "complete").all()
+    assert (steps.loc[trailer, "error_rate"] == 1).all() and (steps.loc[~trailer, "error_rate"] == 0).all()
+    assert steps.loc[trailer, "s3_codes"].str.fullmatch(r"InvalidDigest×\d+").all()  # SeaweedFS's word for it
+    assert steps.loc[trailer, "gbps_vs_none"].isna().all() and (steps.loc[trailer, "note"].str.contains(
+        "InvalidDigest")).all()
+    rows = load(tmp_path / "c")
+    refused = rows[(rows["mode"] == "trailer") & (rows["curl_code"] == 0)]  # but those cut when time was up
+    assert (refused["status"] == 400).all() and set(refused["s3_error"].astype(str)) == {"InvalidDigest"}
+    table = step_table(steps).splitlines()
+    assert "S3 codes" in table[0] and all("InvalidDigest×" in line for line in table[1:] if " trailer " in line)
+    assert study_summary(steps, 9, run.status) == "9 steps: 5 measured, 4 failed"
+
+
+def test_a_checksum_algorithm_not_installed_is_one_line_before_any_step(monkeypatch):
+    """Without the AWS CRT, CRC-32C and CRC-64/NVME are said to be left out in one line as the steps are made,
+    before any request (the store named does not exist), and the other steps are the study."""
+    import objperf.core.checksums as checksums
+    from objperf.s3.client import S3Settings
+    from objperf.studies import catalog
+
+    def absent():
+        raise ImportError("No module named 'awscrt'")
+
+    monkeypatch.setattr(checksums, "_crt", absent)
+    said: list[str] = []
+    ctx = catalog.StudyContext(settings=S3Settings(endpoint="http://127.0.0.1:9"), bucket="nowhere", prefix="p/",
+                               quick=True, duration=1.0, object_size=8 << 20, say=said.append)
+    steps = catalog.checksums(ctx)
+    assert said == ["checksums: crc32c, crc64nvme left out, not installed: they need the 'checksums' extra: "
+                    "pip install 'objperf[checksums]'"]
+    assert [tuple(step.values.values()) for step in steps] == [
+        ("none", "-"), ("crc32", "header"), ("crc32", "trailer"), ("sha256", "header"), ("sha256", "trailer")]

@@ -147,7 +147,8 @@ def test_an_import_prints_the_summary_analyze_gives_of_it(tmp_path):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("study, grid", [("read-concurrency", "concurrency=1,2"), ("write-part-size", None)])
+@pytest.mark.parametrize("study, grid", [("read-concurrency", "concurrency=1,2"), ("write-part-size", None),
+                                         ("checksums", None)])
 def test_each_study_step_is_told_again_by_analyze_of_its_dataset(store, tmp_path, study, grid):
     """A study's table of steps and analyze of each step's dataset give the same figures."""
     import pandas as pd
@@ -165,6 +166,9 @@ def test_each_study_step_is_told_again_by_analyze_of_its_dataset(store, tmp_path
         assert again.returncode == 0, again.stderr
         summary = json.loads(again.stdout)["summary"]
         assert step.requests == summary["requests"] and step.errors == summary["error_requests"]
-        for name in ("gbps", "ttfb_ms_p50"):  # JSON's null is a figure not measured: NaN in the table
+        for name in ("gbps", "ttfb_ms_p50", "client_cpu_s_per_gib"):  # JSON's null: not measured, NaN here
             measured = float("nan") if summary[name] is None else summary[name]
             assert getattr(step, name) == pytest.approx(measured, nan_ok=True), name
+        write = summary["directions"].get("write")
+        if write and write["acknowledged_bytes"]:  # writes: the bytes the store acknowledged, in both
+            assert step.write_acknowledged_gbps == pytest.approx(write["acknowledged_gbps"])

@@ -154,6 +154,15 @@ def error_counts(df: pd.DataFrame) -> pd.DataFrame:
     return counts.sort_values("count", ascending=False, ignore_index=True)
 
 
+def failure_codes(df: pd.DataFrame) -> dict[str, int]:
+    """The failed requests counted by what the store said: its S3 error code, else "HTTP <status>" (a study
+    step's ``error_codes``), most first."""
+    failed = df[failed_rows(df)]
+    s3 = failed["s3_error"].astype(str)
+    codes = s3.where(s3 != "", "HTTP " + failed["status"].astype(str))
+    return {str(code): int(n) for code, n in codes.value_counts().items()}
+
+
 def steady_window(df: pd.DataFrame) -> tuple[float, float]:
     """(start, end) in Unix seconds of the run's steady state: from when every slot has finished
     one request until the last slot starts its last.  The whole span if that window is empty."""
@@ -399,6 +408,32 @@ def request_rate_step(rows: pd.DataFrame, summary: dict) -> dict:
     return {"ops_per_s": summary.get("requests_per_s", nan), "latency_ms_p50": latency.get("latency_ms_p50", nan),
             "latency_ms_p99": latency.get("latency_ms_p99", nan),
             "throttled_pct": 100 * refused / requests if requests else nan}
+
+
+def checksum_step(rows: pd.DataFrame, summary: dict, baseline: dict | None = None) -> dict:
+    """A checksums step's results (a study step's ``measure``): its write throughput the store acknowledged and
+    the client's CPU-seconds per GiB acknowledged, each as a ratio to ``baseline``'s (``checksum_baseline`` of
+    the same writes with no checksum; 1.0 where ``baseline`` is None, the baseline itself), and the codes of
+    the requests the store refused ("BadDigest×40", several joined by "/"; "" where none failed)."""
+    mine = checksum_baseline(summary)
+    base = mine if baseline is None else baseline
+    codes = "/".join(f"{code.replace(' ', '')}×{n}" for code, n in failure_codes(rows).items())
+    return {"gbps_vs_none": _ratio(mine["gbps"], base["gbps"]), "cpu_vs_none": _ratio(mine["cpu"], base["cpu"]),
+            "s3_codes": codes}
+
+
+def checksum_baseline(summary: dict) -> dict:
+    """What a checksums step is measured beside: its acknowledged write Gbps and client CPU-s per GiB (NaN where
+    no part was acknowledged)."""
+    nan = float("nan")
+    write = (summary.get("directions") or {}).get("write") or {}
+    acknowledged = bool(write.get("acknowledged_bytes"))
+    return {"gbps": write.get("acknowledged_gbps", nan) if acknowledged else nan,
+            "cpu": summary.get("client_cpu_s_per_gib", nan) if acknowledged else nan}
+
+
+def _ratio(value: float, base: float) -> float:
+    return value / base if base and base == base and value == value else float("nan")
 
 
 def saturation_rate(steps: pd.DataFrame) -> tuple[float, str] | None:

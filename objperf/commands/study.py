@@ -2,8 +2,8 @@
 (or the embedded SeaweedFS), one dataset per study with the grid values as columns.
 
 Studies: read-concurrency, write-part-size, key-fanout, bucket-fanout, ip-family, mixed, sustained,
-ttfb-size, hot-object, ceiling-proof, client-cpu, wan, rate-sweep, request-rate.  ``--quick`` shrinks every grid and
-duration to a smoke test."""
+ttfb-size, hot-object, ceiling-proof, client-cpu, wan, rate-sweep, request-rate, checksums.  ``--quick`` shrinks every
+grid and duration to a smoke test."""
 
 from __future__ import annotations
 

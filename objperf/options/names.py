@@ -5,4 +5,4 @@ CLIENTS = ("objperf", "s5cmd", "aws cli", "aws cli tuned", "boto3", "aws crt", "
 
 STUDY_NAMES = ("read-concurrency", "write-part-size", "key-fanout", "bucket-fanout", "ip-family", "mixed", "sustained",
                "ttfb-size", "hot-object", "ceiling-proof", "client-cpu", "wan",
-               "rate-sweep", "request-rate")
+               "rate-sweep", "request-rate", "checksums")

@@ -25,6 +25,7 @@ from objperf.plots.runs import (  # noqa: E402 - after the check that says which
 )
 from objperf.plots.steps import (  # noqa: E402
     beside_published,
+    checksum_costs,
     cost_per_tib,
     distance_curves,
     grouped_bars,
@@ -39,7 +40,8 @@ from objperf.plots.steps import (  # noqa: E402
 from objperf.plots.style import DIRECTION_LABELS, NOTE, NothingToDraw, run_note, steps_note  # noqa: E402
 
 __all__ = [
-    "DIRECTION_LABELS", "NOTE", "NothingToDraw", "beside_published", "cost_per_tib", "directions_in", "distance_curves",
+    "DIRECTION_LABELS", "NOTE", "NothingToDraw", "beside_published", "checksum_costs", "cost_per_tib",
+    "directions_in", "distance_curves",
     "first_byte_gets", "grouped_bars", "hot_object_errors", "latency_by_size", "measured_end_s", "part_size_curves",
     "rate_saturation", "replica_cure", "run_end_s", "run_note", "sketch_distribution", "steps_note",
     "sustained_timeline", "throughput_against_concurrency", "throughput_over_time", "timeline_title",

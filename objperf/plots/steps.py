@@ -256,3 +256,33 @@ def requests_against_concurrency(steps: pd.DataFrame, *, ax=None, title: str | N
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     add_note(ax, steps_note(steps))
     return ax
+
+
+def checksum_costs(steps: pd.DataFrame, *, ax=None, title: str | None = None):
+    """A checksums study: each checksum and how it was sent, its acknowledged write Gbps and client CPU-s per
+    GiB acknowledged as ratios to the same writes with no checksum (the dotted 1, labelled with what they
+    measured); a step the store refused has no bars, its S3 codes written where they would stand."""
+    ax = new_axes(ax, size=(8, 4.5))
+    base = steps[steps["checksum"] == "none"]
+    rest = steps[steps["checksum"] != "none"].assign(sent=lambda d: d["checksum"] + "\n" + d["mode"])
+    order = list(dict.fromkeys(rest["sent"]))
+    data = pd.concat([rest.assign(what="write Gbps (acknowledged)", ratio=rest["gbps_vs_none"]),
+                      rest.assign(what="client CPU-s per GiB", ratio=rest["cpu_vs_none"])], ignore_index=True)
+    if len(data):
+        sns.barplot(data=data, x="sent", y="ratio", hue="what", order=order, ax=ax, errorbar=("pi", 100))
+    for container in ax.containers:
+        ax.bar_label(container, labels=["" if h != h else f"{h:.2f}" for h in container.datavalues], fontsize=7)
+    refused = rest[rest["gbps_vs_none"].isna() & (rest["errors"] > 0)]
+    for sent, part in refused.groupby("sent", sort=False):
+        codes = "/".join(dict.fromkeys(c for c in part["s3_codes"] if c)) or "failed"
+        ax.annotate(f"refused:\n{codes}", (order.index(sent), 0.05), ha="center", va="bottom", fontsize=7,
+                    color="firebrick", rotation=90)
+    gbps, cpu = base["write_acknowledged_gbps"].mean(), base["client_cpu_s_per_gib"].mean()
+    ax.axhline(1.0, color="firebrick", linestyle=":", linewidth=1.5,
+               label=f"no checksum (= 1): {gbps:.3f} Gbps, {cpu:.3f} CPU-s/GiB")
+    top = max([1.0, *(h for c in ax.containers for h in c.datavalues if h == h)])
+    ax.set(xlabel="checksum, sent in a header or as a trailer", ylabel="ratio to no checksum (× none)",
+           ylim=(0, top * 1.4), title=title or "What a checksum on every write costs, beside none")
+    ax.legend(loc="upper left", fontsize=8)  # above the bars: the axis leaves it room
+    add_note(ax, steps_note(steps))
+    return ax

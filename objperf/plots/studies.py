@@ -16,6 +16,7 @@ from objperf.core.sanitize import printable
 from objperf.plots.runs import sustained_timeline, ttfb_distribution
 from objperf.plots.steps import (
     beside_published,
+    checksum_costs,
     distance_curves,
     grouped_bars,
     hot_object_errors,
@@ -177,6 +178,10 @@ def _request_rate(steps, rows, context):
     return ax
 
 
+def _checksums(steps, rows, context):
+    return checksum_costs(steps, title=f"What a checksum on every write costs, beside none\n{context}")
+
+
 Drawing = Callable[[pd.DataFrame, Callable[[], pd.DataFrame], str], object]
 # Each study's figures, file name and drawing, in its notebook's order.
 FIGURES: dict[str, list[tuple[str, Drawing]]] = {
@@ -194,6 +199,7 @@ FIGURES: dict[str, list[tuple[str, Drawing]]] = {
     "client-cpu": [("threads.png", _threads)],
     "rate-sweep": [("rate.png", _rate)],
     "request-rate": [("request-rate.png", _request_rate)],
+    "checksums": [("checksums.png", _checksums)],
 }
 
 

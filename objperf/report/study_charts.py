@@ -218,11 +218,31 @@ def _request_rate(steps, rows, summary):
                   "requests a second", series, x_log=True, y_log=True)]
 
 
+def _checksums(steps, rows, summary):
+    rest = steps[steps["checksum"] != "none"].assign(sent=lambda d: d["checksum"] + " " + d["mode"])
+    base = steps[steps["checksum"] == "none"]
+    categories = list(dict.fromkeys(rest["sent"]))
+    series = []
+    drawn = (("gbps_vs_none", "write_acknowledged_gbps", "write Gbps (acknowledged)", "Gbps"),
+             ("cpu_vs_none", "client_cpu_s_per_gib", "client CPU-s per GiB", "CPU-s/GiB"))
+    for ratio, measured, name, unit in drawn:
+        means = rest.groupby("sent", sort=False)[[ratio, measured]].mean().dropna()
+        series.append(Series(f"{name} ÷ none", list(means.index), [float(v) for v in means[ratio]], mark="bar",
+                             text=[f"{v:.3f} {unit}" for v in means[measured]]))
+    gbps, cpu = base["write_acknowledged_gbps"].mean(), base["client_cpu_s_per_gib"].mean()
+    series.append(_level(1.0, f"no checksum (= 1): {gbps:.3f} Gbps, {cpu:.3f} CPU-s/GiB"))
+    refused = rest[rest["gbps_vs_none"].isna() & (rest["errors"] > 0)]
+    note = "; ".join(f"{row.sent} refused: {row.s3_codes or 'failed'}" for row in refused.itertuples())
+    return [Chart("checksums", "What a checksum on every write costs, beside none",
+                  "checksum, sent in a header or as a trailer", "ratio to no checksum (× none)",
+                  [s for s in series if s.x or s.y], categories=categories, note=note)]
+
+
 STUDY_CHARTS: dict[str, Callable] = {
     "read-concurrency": _read_concurrency, "write-part-size": _write_part_size, "key-fanout": _key_fanout,
     "bucket-fanout": _bucket_fanout, "ip-family": _ip_family, "mixed": _mixed, "sustained": _sustained,
     "ttfb-size": _ttfb_size, "hot-object": _hot_object, "wan": _wan, "ceiling-proof": _ceiling_proof,
-    "client-cpu": _client_cpu, "rate-sweep": _rate_sweep, "request-rate": _request_rate,
+    "client-cpu": _client_cpu, "rate-sweep": _rate_sweep, "request-rate": _request_rate, "checksums": _checksums,
 }
 
 

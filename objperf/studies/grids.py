@@ -53,7 +53,7 @@ DEFAULTS: dict[str, dict[str, tuple[list, list]]] = {
 }
 
 # Seconds each step lasts, --quick and full, where the study does not set its own.
-QUICK_SECONDS = {"sustained": 4.0, "mixed": 2.0, "hot-object": 1.5, "wan": 1.5}
+QUICK_SECONDS = {"sustained": 4.0, "mixed": 2.0, "hot-object": 1.5, "wan": 1.5, "checksums": 2.0}
 FULL_SECONDS = {"sustained": 600.0}
 QUICK_WRITE_CAP_S = 60.0  # a quick write-part-size step writes one part per slot, for at most this long
 

@@ -12,7 +12,8 @@ from objperf.studies.grids import DEFAULTS, QUICK_WRITE_CAP_S, default_grid, ste
 # Steps a study runs beside its grid's: per direction, per address, per mode, its replica sweep.
 _EXTRA = {"key-fanout": 2, "bucket-fanout": 2, "request-rate": 4}  # request-rate: GET, HEAD, PUT, DELETE
 WRITES = frozenset({"key-fanout", "bucket-fanout", "mixed", "request-rate"})  # studies with write steps beside reads
-_FIXED_STEPS = {"ip-family": 2, "mixed": 3, "sustained": 1, "ceiling-proof": 2}
+# checksums: none, then each of its four algorithms in a header and as a trailer
+_FIXED_STEPS = {"ip-family": 2, "mixed": 3, "sustained": 1, "ceiling-proof": 2, "checksums": 9}
 
 
 def planned_steps(name: str, quick: bool, *, replicas: int = 32) -> int:

@@ -48,6 +48,8 @@ class Step:
     values: dict
     run: Callable[[Path], RunResult]
     measure: Callable[[pd.DataFrame, dict], dict] | None = None  # extra per-step statistics
+    # The store refusing the step's requests is what it measures: failed so, it is a row and the study goes on
+    refusal_measured: bool = False
 
     @property
     def slug(self) -> str:
@@ -61,7 +63,7 @@ def expanded(steps: list[Step], name: str, values: list | None,
     outermost; ``run_for(step, value)`` is how the step runs with it."""
     if not values:
         return steps
-    return [Step({name: value, **step.values}, run_for(step, value), step.measure)
+    return [Step({name: value, **step.values}, run_for(step, value), step.measure, step.refusal_measured)
             for value in values for step in steps]
 
 
@@ -76,21 +78,18 @@ def step_results(rows: pd.DataFrame, summary: dict, *, status: str = "complete")
     """What every step reports, from its summary (the figures its run printed): requests, errors, throughput
     (reads received, writes acknowledged), TTFB, NIC, CPU; from its rows only what the summary does not hold
     (steady throughput, the ramp, the error codes); and why a figure is missing, when one is."""
-    from objperf.analysis.stats import failed_rows, seconds_to_full_concurrency, steady_gbps
+    from objperf.analysis.stats import failure_codes, seconds_to_full_concurrency, steady_gbps
 
     data = rows[rows["slot"] >= 0]
     evidence = summary.get("evidence", {})
     wall = max(summary["wall_s"], 1e-9)
-    failed = rows[failed_rows(rows)]
-    codes = failed["s3_error"].astype(str).where(failed["s3_error"].astype(str) != "",
-                                                 "HTTP " + failed["status"].astype(str))
     directions = summary["directions"]
     finished = summary["requests"] - summary.get("cut_requests", 0)
     results = {
         "requests": int(summary["requests"]),
         "errors": int(summary["error_requests"]),
         "error_rate": summary["error_requests"] / finished if finished else float("nan"),
-        "error_codes": json.dumps(codes.value_counts().to_dict()),
+        "error_codes": json.dumps(failure_codes(rows)),
         "gbps": summary["gbps"],
         "read_gbps": directions.get("read", {}).get("gbps", 0.0),
         "write_gbps": directions.get("write", {}).get("gbps", 0.0),
@@ -166,7 +165,8 @@ def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1,
               say: Callable[[str], None] = print) -> Path:
     """Every step, ``repeat`` times, into ``out``; each step's line is its row of the study's table (the same
     results, ``studies.table.row_text``).  A step that ends interrupted or failed ends the study: its row says
-    so, and the steps after it are not run."""
+    so, and the steps after it are not run; but a step whose point is whether the store takes its requests
+    (``refusal_measured``) and that failed because the store refused them is a row like any other."""
     from objperf.core.errors import ObjperfError
     from objperf.studies.table import row_text
 
@@ -202,7 +202,8 @@ def run_sweep(name: str, steps: list[Step], out: str | Path, *, repeat: int = 1,
                 if (index, rep) not in results:
                     results[index, rep] = _results(step, index, rep, step_dir, status=status)
                 say(f"{label}: {row_text(results[index, rep])}")
-                if status != "complete":
+                refused = status == "failed" and step.refusal_measured and results[index, rep]["errors"] > 0
+                if status != "complete" and not refused:
                     manifest["status"] = status
                     _assemble(out, steps, repeat, manifest, results)
                     return out

@@ -14,7 +14,13 @@ SHOWN_RESULTS = {"requests": "requests", "error_rate": "failed %", "steady_gbps"
 SHOWN_MEASURES = {"drift_gbps_per_min": "drift Gbps/min", "spread_gbps": "spread Gbps",
                   "rate_achieved": "started /s", "due_ms_p99": "p99 from due ms", "service_ms_p99": "service p99 ms",
                   "store_gbps": "store Gbps", "other_gbps": "other Gbps", "ops_per_s": "requests/s",
-                  "latency_ms_p50": "latency p50 ms", "latency_ms_p99": "latency p99 ms", "throttled_pct": "503 %"}
+                  "latency_ms_p50": "latency p50 ms", "latency_ms_p99": "latency p99 ms", "throttled_pct": "503 %",
+                  "gbps_vs_none": "Gbps/none", "cpu_vs_none": "CPU/none", "s3_codes": "S3 codes"}
+# The common result a measure is read beside, and its header: shown just before the measure, not again after it.
+BESIDE = {"gbps_vs_none": ("write_acknowledged_gbps", SHOWN_RESULTS["write_acknowledged_gbps"]),
+          "cpu_vs_none": ("client_cpu_s_per_gib", "CPU-s/GiB"), "s3_codes": ("error_rate", SHOWN_RESULTS["error_rate"])}
+# Every header a table may show, measures and results.
+HEADERS = tuple(dict.fromkeys([*SHOWN_MEASURES.values(), *(h for _, h in BESIDE.values()), *SHOWN_RESULTS.values()]))
 # Every measure a study may add, shown or not: never taken for a grid value.
 MEASURES = frozenset(SHOWN_MEASURES) | {
     "first_minute_gbps", "last_minute_gbps", "lost_gbps", "mean_gbps", "errors_per_min", "drift_bin_s",
@@ -44,17 +50,26 @@ def cell(name: str, results: dict) -> str:
     value = results.get(name)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
+    if isinstance(value, str):  # a measure in words (a step's S3 codes): "" where there is nothing to say
+        return value
     if name == "requests":
         return f"{int(value)}"
     return f"{value * 100 if name == 'error_rate' else value:.3f}"
 
 
 def _columns(rows: list[dict]) -> list[tuple[str, str]]:
-    """The (result, header) pairs shown for these rows: the study's measures they have, then the common
-    results that apply to at least one of them."""
-    shown = [(name, header) for name, header in SHOWN_MEASURES.items() if any(name in r for r in rows)]
+    """The (result, header) pairs shown for these rows: the study's measures they have (each after the common
+    result it is read beside, if any; a measure in words only where one of them says something), then the
+    other common results that apply to at least one of them."""
+    shown = []
+    for name, header in SHOWN_MEASURES.items():
+        if not any(name in r for r in rows) or all(isinstance(r.get(name), str) and not r[name] for r in rows):
+            continue
+        if name in BESIDE:
+            shown.append(BESIDE[name])
+        shown.append((name, header))
     return shown + [(name, header) for name, header in SHOWN_RESULTS.items()
-                    if any(applies(name, str(r.get("directions") or "")) for r in rows)]
+                    if name not in dict(shown) and any(applies(name, str(r.get("directions") or "")) for r in rows)]
 
 
 def row_text(results: dict) -> str:
@@ -75,7 +90,8 @@ def step_table(steps, width: int = 100, grid: Iterable[str] | None = None) -> st
     """The steps as a terminal shows them: the grid's values, the study's measures, then the results that
     apply to its steps (a direction a study did not use is left out), units in the headers, and on each row
     why a figure is missing; ``width`` columns at most (the right-most results give way first, never the
-    grid or the notes)."""
+    grid or the notes; a note too long to fit beside the grid alone runs past ``width``, and no figure gives
+    way for it)."""
     from objperf.core.sizes import format_size
 
     grid = [c for c in steps.columns if c in set(grid)] if grid is not None else grid_columns(steps)
@@ -88,12 +104,15 @@ def step_table(steps, width: int = 100, grid: Iterable[str] | None = None) -> st
                                for r in rows]))
     fixed = len(columns)
     columns += [(header, [cell(name, r) for r in rows]) for name, header in _columns(rows)]
-    notes = [str(r.get("note") or "") for r in rows]
-    while True:
-        text = _layout(columns, notes if any(notes) else None)
-        if max(map(len, text.splitlines())) <= width or len(columns) <= fixed + 1:
-            return text
+    notes = [str(r.get("note") or "") for r in rows] if any(r.get("note") for r in rows) else None
+
+    def fits(text: str) -> bool:
+        return max(map(len, text.splitlines())) <= width
+
+    notes_fit = notes is not None and fits(_layout(columns[:fixed + 1], notes))
+    while not fits(_layout(columns, notes if notes_fit else None)) and len(columns) > fixed + 1:
         columns = columns[:-1]
+    return _layout(columns, notes)
 
 
 def _layout(columns: list[tuple[str, list[str]]], notes: list[str] | None) -> str:

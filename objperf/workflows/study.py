@@ -89,7 +89,9 @@ def quick_duration(name: str) -> float:
 def run_named(options: StudyOptions, settings, bucket: str, prefix: str, invocation: Invocation, *, server=None,
               cluster=None) -> StudyOutcome:
     from objperf.dataset.directory import load_steps
-    from objperf.studies.catalog import FIXED, STUDIES, StudyContext
+    from objperf.studies.catalog import STUDIES
+    from objperf.studies.context import StudyContext
+    from objperf.studies.grids import FIXED
     from objperf.studies.sweep import expanded, on_hosts, run_sweep
 
     if prefix and not prefix.endswith("/"):
