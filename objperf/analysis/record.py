@@ -41,6 +41,9 @@ class Op(TypedDict, total=False):
     latency_ms_p50: float
     latency_ms_p90: float
     latency_ms_p99: float
+    bytes: int  # a copy's (objperf.core.schema.COPY_OPS): what the store copied, in the rows that succeeded
+    gbps: float
+    mib_per_s: float
 
 
 class Steady(TypedDict, total=False):
@@ -136,6 +139,9 @@ class Summary(TypedDict, total=False):
     written: list
     verified: str
     cleaned_up: int | str
+    # server-side copies (objects_failed, objects_cut, uploads_left_open, verified, cleaned_up as for writes)
+    objects_copied: int
+    copied_to: str  # s3://BUCKET/PREFIX/ the copies went under
     # a cluster's
     common_window_s: float
     start_spread_s: float

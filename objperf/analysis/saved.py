@@ -141,7 +141,8 @@ RECORDED_FACTS = {
         isinstance(n, int) and 0 < n <= 10 << 20 for n in v.values()),
     "until_steady": lambda v: v in ("steady", "bound"),
     **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
-                                                        "objects_unstarted")},
+                                                        "objects_unstarted", "objects_copied")},
+    "copied_to": lambda v: isinstance(v, str),
 }
 
 

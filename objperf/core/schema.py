@@ -86,6 +86,9 @@ OP_LIST, OP_DELETE_OBJECTS, OP_COPY, OP_UPLOAD_PART_COPY = (OP["LIST"], OP["DELE
 # Requests that move no object's body through the client, each reported apart: its rate, latency and errors
 # (the summary's "ops").  A LIST's row counts its page's bytes, a copy's the bytes the store copied.
 METADATA_OPS = ("HEAD", "DELETE", "LIST", "DELETE_OBJECTS", "COPY", "UPLOAD_PART_COPY")
+# Ops whose row's ``bytes`` are what the store copied, server-side: no byte of them passed through the client.
+# The summary gives each such op's bytes and their rate beside its requests/s.
+COPY_OPS = ("COPY", "UPLOAD_PART_COPY")
 # Op codes by direction of the body.
 DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
