@@ -8,6 +8,7 @@ COMMANDS = {
     "put": ("put", "write to a store: PUTs and multipart uploads from memory"),
     "mixed": ("mixed", "read and write at the same time"),
     "delete": ("delete", "delete the objects under a prefix, once each: the store's DELETE rate, one row each"),
+    "copy": ("copy", "copy the objects under a prefix, server-side: CopyObject and UploadPartCopy, each op apart"),
     "study": ("study", "one experiment of the published benchmark, as a sweep"),
     "compare": ("compare", "objperf against other S3 clients on the same objects"),
     "bench": ("bench", "objperf and its peers on one local server, ratios printed"),

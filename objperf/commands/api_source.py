@@ -19,6 +19,7 @@ RUNS = {
     "put": ("PutOptions", "objperf.workflows.transfers", "put", ("url",)),
     "mixed": ("MixedOptions", "objperf.workflows.transfers", "mixed", ("url",)),
     "delete": ("DeleteOptions", "objperf.workflows.transfers", "delete", ("url",)),
+    "copy": ("CopyOptions", "objperf.workflows.copies", "copy", ("url",)),
     "study": ("StudyOptions", "objperf.workflows.study", "study", ("name", "url")),
     "compare": ("CompareOptions", "objperf.workflows.compare", "compare", ("url",)),
 }
