@@ -110,6 +110,16 @@ def test_with_no_url_it_seeds_the_embedded_server_and_copies_what_it_seeded(tmp_
     assert "6 objects copied" in analyzed.stdout
 
 
+def test_a_server_kept_across_runs_copies_what_each_run_asked_for_and_no_more():
+    from objperf import api
+
+    with api.local_server(ipv6=False):
+        runs = [api.copy(objects=n, object_size=size, no_save=True, progress=False)
+                for n, size in ((5, "4KiB"), (3, "8KiB"), (2, "4KiB"))]
+    assert [run.summary["objects_copied"] for run in runs] == [5, 3, 2]
+    assert [run.summary["bytes"] for run in runs] == [5 * 4096, 3 * 8192, 2 * 4096]
+
+
 @pytest.mark.parametrize("args, says", [
     (("https://example.test/x",), "give URL as s3://BUCKET/PREFIX/"),
     (("s3://b/p/", "--to", "/tmp/x"), "give --to as s3://"),

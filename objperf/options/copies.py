@@ -38,7 +38,7 @@ class CopyOptions(TargetOptions, ConnectionOptions, OutputOptions):
     verify: bool = flag("after the run, read every copy and its source back and compare them", group=WORKLOAD)
     cleanup: bool = flag("delete the copies when the run ends (the embedded server's go with it anyway)",
                          group=WORKLOAD)
-    objects: int = option(COPY_SEEDED, "embedded server only: objects seeded under copy/ to copy", COUNT,
+    objects: int = option(COPY_SEEDED, "embedded server only: objects seeded under copy/SIZE/ to copy", COUNT,
                           group=OUTPUT)
     object_size: int = option(1 << 20, "embedded server only: the size of each object seeded", SIZE, group=OUTPUT)
 

@@ -30,7 +30,12 @@ def copy(options: CopyOptions, invocation: Invocation):
     if options.buckets:
         raise UsageError("objperf copy copies from the URL's bucket: drop --buckets (--to names where the copies go)")
     keys = keys_asked(options.keys)
-    bucket, prefix = split_s3_url(options.url) if options.url else (EMBEDDED_BUCKET, EMBEDDED_PREFIX)
+    # The embedded server's objects under a prefix of their size, the first --objects of them copied: a server kept
+    # across runs (objperf.api.local_server) may hold more, seeded by an earlier run
+    bucket, prefix = split_s3_url(options.url) if options.url else \
+        (EMBEDDED_BUCKET, f"{EMBEDDED_PREFIX}{options.object_size}/")
+    if not options.url and keys is None:
+        keys = options.objects
     if isinstance(keys, list) and prefix and not prefix.endswith("/"):
         raise UsageError("give either a key in the URL or a list of --keys, not both")
     to_bucket, to_prefix = split_s3_url(options.to) if options.to else ("", None)
@@ -45,8 +50,8 @@ def copy(options: CopyOptions, invocation: Invocation):
             fits_embedded(invocation, 2 * options.objects * options.object_size,
                           f"seeding {options.objects:,} objects and copying them")
             server = stack.enter_context(invocation.local_server())
-            seed_embedded(server, options.object_size,
-                          [f"{EMBEDDED_PREFIX}object-{i:06d}" for i in range(options.objects)], [], invocation)
+            seed_embedded(server, options.object_size, [f"{prefix}object-{i:06d}" for i in range(options.objects)],
+                          [], invocation)
             settings, create = server.settings(), True
         with invocation.progress(workload.duration) as progress:
             result = run_copy(settings, workload, keys=keys, out=out, on_progress=progress, create_bucket=create,
