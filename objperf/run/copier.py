@@ -62,6 +62,7 @@ class Copy:
     etags: dict[int, str] = field(default_factory=dict)  # by part number
     failed: bool = False
     closing: bool = False  # its CompleteMultipartUpload or AbortMultipartUpload has gone out
+    abort_cut: bool = False  # an AbortMultipartUpload of it was cut on the wire
 
     @property
     def all_submitted(self) -> bool:
@@ -347,6 +348,10 @@ class Copier:
             self._abort(copy)
 
     def _aborted(self, copy: Copy, outcome: Attempt | None) -> None:
+        if outcome is not None and outcome.curl_code == CUT_CURL_CODE and not copy.abort_cut:
+            copy.abort_cut = True  # cut on the wire as the run ended (its calls all cut at once): sent again
+            self._abort(copy)
+            return
         self.open.pop(copy.index, None)
         if copy.failed:
             self.failed_objects += 1
