@@ -63,23 +63,39 @@ def test_a_copy_never_answered_is_cut_at_the_runs_end_and_its_upload_aborted(tmp
     assert summary["objects_cut"] == 1 and summary["objects_copied"] == 0 and summary["uploads_left_open"] == []
 
 
+def interrupted(s3: HostileS3, out, call: str) -> tuple[subprocess.Popen, str, dict]:
+    """A copy run stopped by Ctrl-C once ``call`` has reached the server: the process, its stderr, the calls."""
+    proc = subprocess.Popen([sys.executable, "-m", "objperf", *copy_args(s3, out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env(), text=True)
+    try:
+        wait_until(lambda: s3.calls.get(call, 0) >= 1, what=f"a {call} in flight")
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc, stderr, dict(s3.calls)
+
+
 @pytest.mark.integration
 def test_ctrl_c_during_a_multipart_copy_aborts_its_upload(tmp_path):
     with HostileS3("copy-stall", objects={"data/obj.bin": 2 * PART + 1}) as s3:
-        proc = subprocess.Popen([sys.executable, "-m", "objperf", *copy_args(s3, tmp_path / "run")],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env(),
-                                text=True)
-        try:
-            wait_until(lambda: s3.calls.get("UPLOAD_PART_COPY", 0) >= 1, what="a part copy in flight")
-            proc.send_signal(signal.SIGINT)
-            _, stderr = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
-        calls = dict(s3.calls)
+        proc, stderr, calls = interrupted(s3, tmp_path / "run", "UPLOAD_PART_COPY")
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
     assert calls.get("ABORT_MPU", 0) >= 1 and calls.get("COMPLETE_MPU", 0) == 0
     rows = load(tmp_path / "run")
     assert (rows[rows["op"].astype(str) == "ABORT_MPU"]["status"] == 204).any()
+
+
+@pytest.mark.integration
+def test_ctrl_c_while_an_upload_opens_cuts_it_and_looks_for_what_it_may_have_opened(tmp_path):
+    """CreateMultipartUpload answered 2 bytes a second: Ctrl-C cuts it, and the run lists the key's open uploads
+    (the store may have opened one whose id never arrived) rather than wait or leave it."""
+    with HostileS3("create-trickle", objects={"data/obj.bin": 2 * PART + 1}) as s3:
+        proc, stderr, calls = interrupted(s3, tmp_path / "run", "CREATE_MPU")
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert calls.get("LIST_UPLOADS", 0) >= 1 and calls.get("UPLOAD_PART_COPY", 0) == 0
+    rows = load(tmp_path / "run")
+    assert (rows["op"].astype(str) == "CREATE_MPU").all() and (rows["curl_code"] == 42).all()
 
 
 def test_a_summary_counts_no_byte_of_a_copy_that_failed_or_was_cut_whatever_the_row_says():

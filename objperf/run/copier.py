@@ -411,8 +411,12 @@ class Copier:
         whole = [c for c in self.open.values() if c.upload_id and not c.closing and not c.failed and not cut
                  and len(c.etags) == len(c.ranges)]
         with phase(closing_text(len(whole), len(self.open) - len(whole))):
-            self._collect(wait_s=grace_s)
-            if self._calls:
+            opening = [f for f, (kind, _) in self._calls.items() if kind == "create"]
+            if not cut:  # completions and aborts out are waited for (each bounded by --timeout)
+                wait([f for f in self._calls if f not in opening], return_when=ALL_COMPLETED)
+            if opening:
+                wait(opening, timeout=grace_s, return_when=ALL_COMPLETED)
+            if any(not f.done() for f in self._calls):
                 self.multipart.cancel_calls()  # the run is over: a store trickling an answer would hold it up
             while self._calls:
                 self._collect(wait_s=None)
