@@ -34,6 +34,7 @@ from objperf.core.errors import ObjperfError, UsageError
 from objperf.dataset.destination import NOWHERE, Destination
 from objperf.options import (
     CompareOptions,
+    CopyOptions,
     DeleteOptions,
     FetchOptions,
     ListOptions,
@@ -49,9 +50,9 @@ if TYPE_CHECKING:
     from objperf.dataset.store_prefix import StorePrefix
     from objperf.plan.sizes import SizeDistribution
 
-__all__ = ["CompareOptions", "DeleteOptions", "FetchOptions", "ListOptions", "MixedOptions", "ObjperfError",
-           "PutOptions", "Run", "StudyOptions", "UsageError", "compare", "delete", "fetch", "list_objects",
-           "local_server", "mixed", "put", "study", "study_figures"]
+__all__ = ["CompareOptions", "CopyOptions", "DeleteOptions", "FetchOptions", "ListOptions", "MixedOptions",
+           "ObjperfError", "PutOptions", "Run", "StudyOptions", "UsageError", "compare", "copy", "delete", "fetch",
+           "list_objects", "local_server", "mixed", "put", "study", "study_figures"]
 
 _servers: list = []  # the local servers of the ``local_server()`` blocks entered, innermost last
 
@@ -380,6 +381,23 @@ def list_objects(url: str | None | ListOptions = None, *, max_keys: int = 1000, 
     return _call("list", ListOptions, workflow, ('url',), given)
 
 
+def copy(url: str | None | CopyOptions = None, *, out: str | None = None, no_save: bool = False, figures: bool = False,
+         json_sketches: bool = False, price: tuple[str, ...] | str = (), object_size: int | str = 1048576,
+         threads: int | None = None, ip: str = 'any', connect_to: tuple[str, ...] = (),
+         spread_to: tuple[str, ...] | str = (), interface: str | None = None, http: str = '1.1',
+         timeout: float | str = 300.0, no_keepalive: bool = False, max_rate: int | None = None,
+         buffer_size: int | None | str = None, endpoint: str | None = None, region: str | None = None,
+         profile: str | None = None, anonymous: bool = False, addressing: str = 'auto', ca_bundle: str | None = None,
+         no_verify_ssl: bool = False, buckets: tuple[str, ...] | str = (), url_lifetime: int | str = 900,
+         to: str | None = None, keys: str | None = None, concurrency: int = 16, part_size: int | str = 33554432,
+         duration: float | None | str = None, verify: bool = False, cleanup: bool = False, objects: int = 100,
+         background: bool = False, progress: bool = True, **unknown: Any) -> Run:
+    given = dict(locals())
+    from objperf.workflows.copies import copy as workflow
+
+    return _call("copy", CopyOptions, workflow, ('url',), given)
+
+
 def study(name: str | StudyOptions = None, url: str | None = None, *, cluster: str | None = None,
           local_cluster: int | None = None, workers: int | None = None, wait_for: int | None = None,
           wait_timeout: float | str = 60.0, threads: int | None = None, ip: str = 'any',
@@ -418,6 +436,7 @@ put.__doc__ = _doc('put', PutOptions)
 mixed.__doc__ = _doc('mixed', MixedOptions)
 delete.__doc__ = _doc('delete', DeleteOptions)
 list_objects.__doc__ = _doc('list', ListOptions)
+copy.__doc__ = _doc('copy', CopyOptions)
 study.__doc__ = _doc('study', StudyOptions)
 compare.__doc__ = _doc('compare', CompareOptions)
 # -- end of what objperf.commands.api_source writes --

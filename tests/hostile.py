@@ -38,6 +38,12 @@ Modes (``MODES`` holds them all):
   the connection closed.
 - ``get-body-cut``: every GET's answer says its whole length, sends half of it, and the connection closes.
 - ``redirect``: every GET is answered 302 to ``redirect_to`` (another server's URL of the same key).
+- ``copy-200-error``: every CopyObject and UploadPartCopy answers 200 with an ``<Error>`` body (S3 may, when a
+  copy fails after its 200 went out).
+- ``copy-no-etag``: every CopyObject and UploadPartCopy answers 200 with a result that names no ETag.
+- ``copy-long-document``: every CopyObject and UploadPartCopy answers 200 with 256 KiB of spaces before its
+  result (S3 keeps a long copy's connection alive with spaces, never so many).
+- ``copy-stall``: every CopyObject and UploadPartCopy is taken and never answered (until the server stops).
 - ``reopened-after-abort``: an upload aborted once is listed open again (a late part re-opened it), until it
   is aborted a second time.
 - ``checksum-wrong``: a GET that asks for the checksum (``x-amz-checksum-mode``) is answered with the CRC-32 of
@@ -72,6 +78,7 @@ MODES = (
     "complete-200-error", "wrong-content-range", "short-body", "head-says-zero", "ansi-error", "get-stall",
     "not-http", "write-acked-early", "get-body-cut", "redirect", "reopened-after-abort", "head-says-huge",
     "head-bad-length", "checksum-wrong", "checksum-on-range", "delete-names-unasked", "delete-refuses",
+    "head-bad-length", "copy-200-error", "copy-no-etag", "copy-long-document", "copy-stall",
     *(f"{call}-{how}" for call in ("uploads", "get", "put") for how in ("endless-body", "endless-error", "trickle")),
 )
 ANSI_CODE = "\x1b[31;1mSlow\x1b]0;pwned\x07Down\r\x1b[2K"
@@ -375,6 +382,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         h = self.hostile
         bucket, key, query = self._where()
+        if self.headers.get("x-amz-copy-source"):
+            self._copy(query)
+            return
         h.count("UPLOAD_PART" if "uploadId" in query else "PUT")
         if h.mode == "write-acked-early":
             length = int(self.headers.get("Content-Length") or 0)
@@ -394,6 +404,31 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._answer(200)
         else:
             self._answer(200, headers={"ETag": '"part"'})
+
+    def _copy(self, query: dict[str, list[str]]) -> None:
+        """CopyObject, or UploadPartCopy with an uploadId: the source must be an object served, the range within it."""
+        h = self.hostile
+        self._drain_body()
+        part = "uploadId" in query
+        h.count("UPLOAD_PART_COPY" if part else "COPY")
+        source = unquote(self.headers["x-amz-copy-source"]).lstrip("/").partition("/")[2]
+        if source not in h.objects:
+            self._error(404, "NoSuchKey")
+            return
+        result = "CopyPartResult" if part else "CopyObjectResult"
+        ok = f"<?xml version='1.0'?><{result}><ETag>\"copy\"</ETag></{result}>".encode()
+        if h.mode == "copy-stall":
+            h.stopping.wait()
+        elif h.mode == "copy-200-error":
+            self._answer(200, b"<?xml version='1.0'?><Error><Code>InternalError</Code>"
+                         b"<Message>We encountered an internal error.</Message></Error>")
+        elif h.mode == "copy-no-etag":
+            self._answer(200, f"<?xml version='1.0'?><{result}><LastModified>2024-01-01T00:00:00Z</LastModified>"
+                         f"</{result}>".encode())
+        elif h.mode == "copy-long-document":
+            self._answer(200, b" " * (256 << 10) + ok)
+        else:
+            self._answer(200, ok)
 
     def do_POST(self) -> None:
         h = self.hostile

@@ -37,6 +37,14 @@ def test_a_known_small_set_of_requests_costs_what_the_price_table_says():
     assert ia["retrieval_usd"] == pytest.approx(7.8125 * 0.01)
 
 
+def test_copies_are_billed_as_writes_and_move_no_egress():
+    ops = ["COPY"] * 3 + ["CREATE_MPU", "UPLOAD_PART_COPY", "UPLOAD_PART_COPY", "COMPLETE_MPU", "ABORT_MPU"]
+    rows = rows_frame({"op": ops, "bytes": np.array([MIB] * 3 + [0, 32 * MIB, 32 * MIB, 0, 0]),
+                       "status": np.full(len(ops), 200)}, len(ops))
+    aws = cost(rows, "aws-s3")
+    assert aws["requests_class_a"] == 7 and aws["requests_class_b"] == 0 and aws["egress_gb"] == 0
+
+
 def test_egress_is_priced_band_by_band_and_free_tiers_only_when_asked():
     rows = requests(20 * 1024 * 1024, MIB, 0, 0, 0)  # 20 TiB out in 1 MiB ranges
     aws = cost(rows, "aws-s3")

@@ -17,7 +17,8 @@ from objperf.core.errors import UsageError
 PRICES = Path(__file__).with_name("prices") / "prices.csv"
 GB = 1 << 30  # providers bill GB of 2^30 bytes
 TIB = 1 << 40
-CLASS_A = frozenset({"PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU"})  # writes (and LIST, not in rows)
+# writes, and copies (CopyObject and UploadPartCopy are billed as PUTs); and LIST, not in rows
+CLASS_A = frozenset({"PUT", "UPLOAD_PART", "CREATE_MPU", "COMPLETE_MPU", "COPY", "UPLOAD_PART_COPY"})
 CLASS_B = frozenset({"GET", "HEAD"})  # reads; DELETE and AbortMultipartUpload are free everywhere listed
 
 

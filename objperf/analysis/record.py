@@ -44,6 +44,9 @@ class Op(TypedDict, total=False):
     latency_ms_p99: float
     keys: int  # a LIST's keys and common prefixes listed, a DELETE_OBJECTS' keys deleted: of the rows that succeeded
     keys_per_s: float
+    bytes: int  # a copy's (objperf.core.schema.COPY_OPS): what the store copied, in the rows that succeeded
+    gbps: float
+    mib_per_s: float
 
 
 class Steady(TypedDict, total=False):
@@ -144,6 +147,9 @@ class Summary(TypedDict, total=False):
     keys_deleted: int  # keys the store said it deleted, in every batch (those of a batch that refused some too)
     keys_refused: int  # keys the store refused in a batch's answer (an <Error> each)
     broken_answers: str  # how many answers broke the S3 contract, and the first said in a line
+    # server-side copies (objects_failed, objects_cut, uploads_left_open, verified, cleaned_up as for writes)
+    objects_copied: int
+    copied_to: str  # s3://BUCKET/PREFIX/ the copies went under
     # a cluster's
     common_window_s: float
     start_spread_s: float

@@ -143,7 +143,8 @@ RECORDED_FACTS = {
     "checksums": lambda v: isinstance(v, dict) and set(v) == {"verified", "mismatched", "unchecked", "absent"} and all(
         isinstance(n, int) and n >= 0 for n in v.values()),
     **{name: lambda v: isinstance(v, int) for name in ("objects_written", "objects_failed", "objects_cut",
-                                                        "objects_unstarted")},
+                                                        "objects_unstarted", "objects_copied")},
+    "copied_to": lambda v: isinstance(v, str),
 }
 
 

@@ -10,6 +10,7 @@ from objperf.analysis.record import Summary
 from objperf.analysis.sketch import Sketch
 from objperf.analysis.steady import Samples, SteadyRule, steady_state
 from objperf.core.schema import (
+    COPY_OPS,
     CUT_CURL_CODE,
     DIRECTIONS,
     HTTP_VERSIONS,
@@ -24,6 +25,7 @@ from objperf.core.schema import (
 )
 
 GIB = 1 << 30
+COPY_CODES = [OPS.index(name) for name in COPY_OPS]
 # The engine columns summarize reads: a run with a dataset reads only these back from it at its end.
 SUMMARY_COLUMNS = ("op", "offset", "length", "status", "curl_code", "bytes", "ttfb_s", "total_s", "dns_s",
                    "connect_s", "tls_s", "new_conn", "tls_resumed", "http_version", "remote_ip", "remote_port",
@@ -154,8 +156,9 @@ class Tally:
         self.failed += int(failed.sum())
         self.cut += int(cut.sum())
         # What was done: bytes of successes, and of reads cut by the run's end those that had arrived; of writes
-        # only those the store acknowledged (sent is kept apart); a failed request's bytes, never
-        counted = ok | (cut & ~writes)
+        # only those the store acknowledged (sent is kept apart), of copies those it said it copied; a failed
+        # request's bytes, never
+        counted = ok | (cut & ~writes & ~np.isin(cols["op"], COPY_CODES))
         self.bytes += int(cols["bytes"][counted].sum())
         self.sent_bytes += int(cols["bytes"][writes].sum())
         ttfb_ms = cols["ttfb_s"][gets] * 1000
@@ -205,6 +208,8 @@ class Tally:
             d["latency_ms"].append(cols["total_s"][mine & ok] * 1000)
             if name in KEYED_OPS and "length" in cols:  # the keys of the pages listed, of the batches deleted
                 d["keys"] = d.get("keys", 0) + int(cols["length"][mine & ok].sum())
+            if OPS[int(code)] in COPY_OPS:  # what the store copied
+                d["bytes"] = d.get("bytes", 0) + int(cols["bytes"][mine & ok].sum())
 
     def _ops(self, wall: float) -> dict:
         if not set(self.ops) & set(METADATA_OPS):
@@ -214,7 +219,8 @@ class Tally:
             p50, p90, p99 = percentiles(_joined(d["latency_ms"]), [50, 90, 99])
             ops[name] = {"requests": d["requests"], "failed": d["failed"], "cut": d["cut"],
                          "requests_per_s": (d["requests"] - d["cut"]) / wall, "latency_ms_p50": p50,
-                         "latency_ms_p90": p90, "latency_ms_p99": p99, **keys_figures(d.get("keys"), wall)}
+                         "latency_ms_p90": p90, "latency_ms_p99": p99, **keys_figures(d.get("keys"), wall),
+                         **(rate_figures(d["bytes"], wall_s=wall) if "bytes" in d else {})}
         return ops
 
     def _add_scheduled(self, cols: dict[str, np.ndarray], ok: np.ndarray) -> None:

@@ -7,6 +7,7 @@ import math
 
 from objperf.analysis.summary import PER_GIB_FROM_BYTES, RTT_PERCENTILE
 from objperf.core.sanitize import printable
+from objperf.core.schema import COPY_OPS
 from objperf.core.sizes import format_size
 
 GIB = 1 << 30
@@ -44,10 +45,17 @@ def keys_text(name: str, o: dict) -> str:
     return f"{o['keys']:,} {KEYS_WORDS.get(name, 'keys')} ({o['keys_per_s']:,.0f}/s)"
 
 
+def copies(s: dict) -> bool:
+    """Whether a summary's bytes are what the store copied, server-side (a copy run's: no body through objperf)."""
+    return not s.get("directions") and bool(set(s.get("ops", {})) & set(COPY_OPS))
+
+
 def counted_as(s: dict) -> str:
-    """What a summary's bytes are, in a word: received (reads), acknowledged (writes), or both."""
+    """What a summary's bytes are, in a word: received (reads), acknowledged (writes), or both; or copied."""
     directions = s.get("directions", {})
     sides = [word for name, word in (("read", "received"), ("write", "acknowledged")) if name in directions]
+    if not sides and copies(s):
+        return "copied by the store"
     if not sides:  # a scan counts no direction apart
         return "received or acknowledged" if "sent_bytes" in s else "received"
     return " and ".join(sides)
@@ -68,6 +76,8 @@ def amounts_text(s: dict) -> str:
     if "write" in directions:
         w = directions["write"]
         parts.append(f"{amount(w['bytes'])} acknowledged by the store ({amount(w.get('sent_bytes', 0))} sent)")
+    if not parts and copies(s):
+        return f"{amount(s['bytes'])} copied by the store (server-side: none of it through objperf)"
     if not parts:  # a scan counts no direction apart
         sent = f" ({amount(s['sent_bytes'])} of writes sent)" if "sent_bytes" in s else ""
         return f"{amount(s['bytes'])} {counted_as(s)}{sent}"
@@ -109,6 +119,9 @@ def one_line(s: dict, workload: dict | None = None) -> str:
                   s["ops"].items() if "keys" in o]
         parts += [f"{name + ' ' if len(s['ops']) > 1 else ''}latency p50/p99 {ms(o['latency_ms_p50'])}/"
                   f"{ms(o['latency_ms_p99'])} ms" for name, o in s["ops"].items()]
+    elif copies(s):
+        parts += [f"{name} latency p50/p99 {ms(o['latency_ms_p50'])}/{ms(o['latency_ms_p99'])} ms"
+                  for name, o in s["ops"].items() if name in COPY_OPS]
     elif "read" in s.get("directions", {"read": None}):
         parts.append(f"TTFB p50/p99 {ms(s['ttfb_ms_p50'])}/{ms(s['ttfb_ms_p99'])} ms")
     if "open_loop" in s:
@@ -130,6 +143,8 @@ def workload_words(workload: dict) -> str:
         return f"LIST c{workload.get('concurrency', '?')} max-keys {workload.get('max_keys', '?')}"
     if workload.get("op") == "delete_objects":
         return f"DELETE_OBJECTS c{workload.get('concurrency', '?')} batch {workload.get('batch', '?')}"
+    if workload.get("op") == "copy":
+        return f"COPY c{workload.get('concurrency', '?')}"
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
     words = []
@@ -166,6 +181,12 @@ def workload_text(workload: dict) -> str:
     if workload.get("op") == "delete_objects":
         return (f"DeleteObjects {workload.get('concurrency')} in flight, batches of up to {workload.get('batch'):,} "
                 "keys, each key once")
+    if workload.get("op") == "copy":
+        part = workload.get("part_size", 0)
+        return (f"server-side copies of s3://{workload.get('bucket')}/{workload.get('prefix')} to "
+                f"s3://{workload.get('to_bucket')}/{workload.get('to_prefix') or ''}, {workload.get('concurrency')} "
+                f"in flight: one CopyObject an object up to {_size(part)}, a multipart copy in parts of "
+                "it (UploadPartCopy) above")
     parts = []
     read = workload.get("read", workload if "range_size" in workload else None)
     write = workload.get("write", workload if "part_size" in workload else None)
@@ -208,7 +229,8 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
         failed = f"{o['failed']:,} failed" + (f", {o['cut']:,} cut" if o.get("cut") else "")
         share = f" {o['requests'] / s['requests']:.1%} of all," if len(ops) > 1 and s.get("requests") else ""
         keys = f"; {keys_text(name, o)}" if "keys" in o else ""
-        rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s{keys}; "
+        copied = f", {amount(o['bytes'])} copied ({o['mib_per_s']:,.1f} MiB/s)" if "bytes" in o else ""
+        rows.append((name, f"{o['requests']:,} requests ({failed}),{share} {o['requests_per_s']:,.1f}/s{copied}{keys}; "
                            f"latency p50 {milliseconds(o['latency_ms_p50'], 2)}, p90 "
                            f"{milliseconds(o['latency_ms_p90'], 2)}, p99 {milliseconds(o['latency_ms_p99'], 2)}"))
     if isinstance(s.get("steady"), dict):
@@ -267,7 +289,14 @@ def summary_rows(s: dict) -> list[tuple[str, str]]:
             if s.get("objects_unstarted") else ""
         rows.append(("objects", f"{s['objects_written']:,} uploads completed, {s['objects_failed']:,} failed, "
                                 f"{s['objects_cut']:,} cut short when the run ended{unstarted}{aborted}"))
-    if "read" in s.get("directions", {"read": None}) and not bodiless(s):
+    if "objects_copied" in s:
+        rate = s["objects_copied"] / s["wall_s"] if s.get("wall_s") else float("nan")
+        aborted = "; every multipart copy not completed was aborted" if not s.get("uploads_left_open") else \
+            f"; {len(s['uploads_left_open']):,} upload(s) the store did not abort, below"
+        rows.append(("copies", f"{s['objects_copied']:,} objects copied ({rate:,.1f}/s) to {s.get('copied_to', '?')}, "
+                               f"{s.get('objects_failed', 0):,} failed, {s.get('objects_cut', 0):,} cut short when the "
+                               f"run ended{aborted}"))
+    if "read" in s.get("directions", {"read": None}) and not bodiless(s) and not copies(s):
         rtt = s.get("rtt_ms", float("nan"))
         rows.append(("TTFB", f"time to first byte p50 {s['ttfb_ms_p50']:.2f} ms, p90 {s['ttfb_ms_p90']:.2f} ms, "
                              f"p99 {s['ttfb_ms_p99']:.2f} ms"

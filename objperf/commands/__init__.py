@@ -9,6 +9,7 @@ COMMANDS = {
     "mixed": ("mixed", "read and write at the same time"),
     "delete": ("delete", "delete the objects under a prefix, once each (or in batches): the store's DELETE rate"),
     "list": ("list", "list a prefix page by page, over and over: the store's LIST pages/s and keys/s"),
+    "copy": ("copy", "copy the objects under a prefix, server-side: CopyObject and UploadPartCopy, each op apart"),
     "study": ("study", "one experiment of the published benchmark, as a sweep"),
     "compare": ("compare", "objperf against other S3 clients on the same objects"),
     "bench": ("bench", "objperf and its peers on one local server, ratios printed"),

@@ -228,6 +228,9 @@ def shown_workload(workload: object) -> dict | None:
     workload a file made up records no setting, as ``objperf.analysis.saved`` reads it too)."""
     if not isinstance(workload, dict):
         return None
+    if workload.get("op") == "copy":  # a copy run's, one side of its own
+        return workload if all(isinstance(workload.get(k), int) and not isinstance(workload.get(k), bool)
+                               for k in ("concurrency", "part_size")) else None
     for side, needed in WORKLOAD_SIDES.items():
         value = workload.get(side, workload if ("range_size" if side == "read" else "part_size") in workload else None)
         if value and not (isinstance(value, dict) and all(

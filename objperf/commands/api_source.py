@@ -20,6 +20,7 @@ RUNS = {
     "mixed": ("MixedOptions", "objperf.workflows.transfers", "mixed", ("url",)),
     "delete": ("DeleteOptions", "objperf.workflows.transfers", "delete", ("url",)),
     "list_objects": ("ListOptions", "objperf.workflows.listing", "list_objects", ("url",)),
+    "copy": ("CopyOptions", "objperf.workflows.copies", "copy", ("url",)),
     "study": ("StudyOptions", "objperf.workflows.study", "study", ("name", "url")),
     "compare": ("CompareOptions", "objperf.workflows.compare", "compare", ("url",)),
 }

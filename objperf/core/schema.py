@@ -95,6 +95,9 @@ METADATA_OPS = ("HEAD", "DELETE", "LIST", "DELETE_OBJECTS", "COPY", "UPLOAD_PART
 # keys its batch names.  The summary gives each such op's keys and keys/s beside its requests/s, counting
 # the rows that succeeded, as it counts bytes.
 KEYED_OPS = ("LIST", "DELETE_OBJECTS")
+# Ops whose row's ``bytes`` are what the store copied, server-side: no byte of them passed through the client.
+# The summary gives each such op's bytes and their rate beside its requests/s.
+COPY_OPS = ("COPY", "UPLOAD_PART_COPY")
 # Op codes by direction of the body.
 DIRECTIONS = {"read": (OP_GET,), "write": (OP_PUT, OP_UPLOAD_PART)}
 HTTP_VERSIONS = {0: "", 10: "1.0", 11: "1.1", 20: "2", 30: "3"}
