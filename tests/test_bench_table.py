@@ -258,3 +258,20 @@ def test_every_nginx_reader_reads_the_object_once_a_pass_and_is_checked(tmp_path
         assert not bench.curl(bench.nginx_url + BIG_KEY, size + 1, passes=2).ok  # fewer bytes than asked
     finally:
         bench.stop()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_the_op_rate_table_runs_every_op_and_holds_each_to_what_was_asked(store):
+    """``bench --op ops``: a row for each op, each run answering every request it was asked, LIST and
+    DeleteObjects with their keys a second."""
+    from objperf.peers.ops_bench import bench_ops
+
+    said: list[str] = []
+    table = bench_ops(store.server.endpoint, store.env(), store.bucket, objects=40, concurrency=4, say=said.append)
+    rows = {line.split()[0]: line for line in table.splitlines()[3:]}
+    assert set(rows) == {"PUT", "GET", "HEAD", "LIST", "COPY", "DELETE", "DELETE_OBJECTS"}, table
+    assert all(line.split()[-1] == "1/1" for line in rows.values()), table  # no op's run fell short
+    assert rows["LIST"].split()[2] != "-" and rows["DELETE_OBJECTS"].split()[2] != "-", table
+    assert len(said) == 7 and not [text for text in said if "failed," in text]
+    assert store.client.list_keys(store.bucket, "ops-") == store.client.list_keys(store.bucket, "copies-") == []

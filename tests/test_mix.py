@@ -65,6 +65,33 @@ def test_lists_in_a_mix_keep_their_share_and_each_lists_a_first_page_of_max_keys
 
 
 @pytest.mark.integration
+def test_copies_in_a_mix_are_new_objects_with_their_sources_bytes(store):
+    """COPYs drawn beside GETs, PUTs and DELETEs: their share is the one asked, each a new object whose bytes are
+    its source's, never a source being deleted, the copies there for the others' requests after."""
+    prefix = f"mix-{uuid.uuid4().hex[:8]}/"
+    asked = parse_mix("get=40,copy=30,put=15,delete=15")
+    workload = MixWorkload(shares=asked, object_size=2048, concurrency=16, requests=3000, bucket=store.bucket,
+                           prefix=prefix, seed=11)
+    result = run_mix(store.server.settings(), workload)
+    rows = result.rows
+    assert result.status == "complete" and len(rows) == 3000
+    assert (rows["curl_code"] == 0).all() and rows["status"].between(200, 299).all()  # no copy of a deleted one
+    done = rows["op"].astype(str).str.lower().value_counts(normalize=True)
+    for op, share in asked.items():
+        assert abs(done[op] - share) <= 0.03, (op, done[op], share)
+    copies = rows[rows["op"].astype(str) == "COPY"]
+    assert (copies["bytes"] == 2048).all() and copies["key"].astype(str).str.contains("/copy-").all()
+    deleted = set(rows.loc[rows["op"].astype(str) == "DELETE", "key"].astype(str))
+    kept = sorted(set(copies["key"].astype(str)) - deleted)
+    listed = {key for key, _ in store.client.list_objects(store.bucket, prefix).keys}
+    assert kept and set(kept) <= listed
+    originals = {store.client.get_object(store.bucket, key, limit=1 << 20) for key in listed if "/copy-" not in key}
+    for key in kept[:20]:  # a copy's bytes are an object's of the pool
+        assert store.client.get_object(store.bucket, key, limit=1 << 20) in originals
+    assert result.summary["ops"]["COPY"]["requests"] == len(copies) and result.summary["ops"]["COPY"]["failed"] == 0
+
+
+@pytest.mark.integration
 def test_the_same_seed_draws_the_same_ops(store):
     def ops(seed: int) -> list[str]:
         workload = MixWorkload(shares=parse_mix("get=1,head=1,put=1"), object_size=512, concurrency=1,
@@ -96,7 +123,7 @@ def test_a_mix_run_says_each_op_and_analyze_says_the_same(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (("--mix", "get=0"), "positive"),
-    (("--mix", "fetch=1"), "'fetch' is not one of get, head, put, list, delete"),
+    (("--mix", "fetch=1"), "'fetch' is not one of get, head, put, list, copy, delete"),
     (("--mix", "get=1", "--max-keys", "10"), "give list= in --mix"),
     (("--max-keys", "10"), "give --mix with list="),
     (("--mix", "list=1", "--max-keys", "1001"), "--max-keys must be from 1 to 1,000"),

@@ -305,3 +305,29 @@ def test_a_local_cluster_run_that_succeeds_prints_no_traceback_and_no_dask_log(t
                          re.M), watched.text
     assert "dask's log" not in watched.stderr, watched.text  # dask had nothing to say: no timeout of ours
     assert watched.longest_silence() <= SILENCE_S, watched.text
+
+
+@pytest.mark.timeout(240)
+def test_a_study_on_a_terminal_is_never_silent_in_its_steps(tmp_path):
+    """A study's steps on a terminal: a line (or a bar's update) at least every 5 s, as in a log."""
+    import shlex
+
+    command = shlex.join([sys.executable, "-m", "objperf", "study", "read-concurrency", "--quick", "--duration",
+                          "8s", "--out", str(tmp_path / "study")])
+    proc = subprocess.Popen(["script", "-qfec", command, "/dev/null"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "120"})
+    t0, times, text = time.monotonic(), [0.0], b""
+    try:
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            times.append(time.monotonic() - t0)
+            text += chunk
+        code = proc.wait(timeout=200)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    times.append(time.monotonic() - t0)
+    said = text.decode(errors="replace")
+    assert code == 0 and "Traceback" not in said, said
+    assert max(b - a for a, b in zip(times, times[1:])) <= SILENCE_S, said
+    assert re.search(r"\d+\.\d/8 s ", said), said  # the steps' own progress, not only their start and end lines

@@ -12,12 +12,14 @@ from pathlib import Path
 from objperf.peers.analysis_bench import bench_analysis
 from objperf.peers.bench import (
     BIG_KEY,
+    BUCKET,
     SMALL_KEY,
     Bench,
     bench_cluster,
     bench_scale,
 )
 from objperf.peers.clients import Measured
+from objperf.peers.ops_bench import bench_ops
 from objperf.peers.sink_writes import NGINX, SINK_OBJECT, SinkWrites
 from objperf.peers.tables import GIB, SMALL_SIZE, copy_line, marginal_cpu_per_gib, median, render_table
 
@@ -29,9 +31,11 @@ def build_parser():
     positive_int, size_arg = word_type(COUNT.parse), word_type(SIZE.parse)
 
     parser = OneLineParser(prog="objperf bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--op", choices=("get", "tls", "put", "scale", "analysis", "cluster", "all"), default="all",
+    parser.add_argument("--op", choices=("get", "tls", "put", "ops", "scale", "analysis", "cluster", "all"),
+                        default="all",
                         help="reads, reads and writes over TLS (nginx, with HTTP/2; SeaweedFS's HTTPS gateway), "
-                             "writes (SeaweedFS, and nginx as a PUT sink), 4096 in flight and 1 KiB requests "
+                             "writes (SeaweedFS, and nginx as a PUT sink), each op's rate on small objects (PUT, "
+                             "GET, HEAD, LIST, COPY, DELETE, DeleteObjects), 4096 in flight and 1 KiB requests "
                              "(nginx), loading and analysing 10 million rows, one worker against two (dask "
                              "LocalCluster), or all (default)")
     parser.add_argument("--rows", type=positive_int, default=10_000_000, help="rows for --op analysis")
@@ -206,6 +210,8 @@ def _bench(args, argv: list[str] | None = None) -> int:
                                            args.size, base="best peer", cpu_base="best peer"))
                 tables.append(sink.table(big, small, args.size))
                 ok &= all(m.ok for runs in big.values() for m in runs)
+            if args.op in ("ops", "all"):
+                tables.append(bench_ops(bench.plain.endpoint, bench.env, BUCKET, repeat=args.repeat))
             if args.op in ("scale", "all"):
                 tables.append(bench_scale(bench, repeat=args.repeat))
             if args.op in ("cluster", "all"):

@@ -174,7 +174,8 @@ class MixedOptions(TargetOptions, WriteOptions, SeedOptions, ConnectionOptions, 
     mix: str | None = option(None, "one engine drawing each request from a weighted mix on whole objects and their "
                              "prefix, instead of a reader and a writer: get=60,put=20,head=10,list=5,delete=5 (the "
                              "objects seeded first under the URL's prefix, -c in flight, each op's rate and latency "
-                             "apart; a LIST asks for the prefix's first page of --max-keys)",
+                             "apart; a LIST asks for the prefix's first page of --max-keys; copy= copies an object "
+                             "of the pool to a new key, server-side)",
                              metavar="OP=WEIGHT,...", group=WORKLOAD)
 
     def mix_workload(self, bucket: str, prefix: str):

@@ -8,8 +8,7 @@ from dataclasses import asdict, dataclass
 from urllib.parse import quote
 
 from objperf.core.errors import UsageError
-from objperf.plan.bounds import check_run_numbers
-from objperf.plan.reads import RECEIVE_BUFFER, check_connect_to, check_interface, spread_entries
+from objperf.plan.queued import QueuedRun
 from objperf.plan.writes import MAX_PART, MAX_PARTS, MIN_PART
 from objperf.s3.client import URL_LIFETIME_S, check_url_lifetime
 
@@ -30,29 +29,17 @@ def copy_source(bucket: str, key: str) -> str:
     return quote(f"{bucket}/{key}", safe="/~")
 
 
-@dataclass
-class CopyWorkload:
+@dataclass(kw_only=True)
+class CopyWorkload(QueuedRun):
     bucket: str = ""  # the source's
     prefix: str = ""  # the source's: every object under it, or the one key it names
     to_bucket: str = ""  # the copies': "" for the source's bucket
     to_prefix: str | None = None  # the copies' prefix; None: the run's own (copy_run_prefix)
     part_size: int = COPY_PART  # objects up to it: one CopyObject; above it: UploadPartCopy parts of it
     concurrency: int = 16
-    threads: int | None = None  # engine threads; None: one (its requests are small, their answers parsed here)
-    duration: float | None = None
     verify: bool = False
     cleanup: bool = False
     url_lifetime: int = URL_LIFETIME_S
-    ip: str = "any"
-    connect_to: tuple[str, ...] = ()
-    spread_to: tuple[str, ...] = ()
-    interface: str | None = None
-    http_version: str = "1.1"
-    timeout: float = 300.0
-    connect_timeout: float = 10.0
-    buffer_size: int | None = None
-    keepalive: bool = True
-    max_rate: int | None = None
 
     @property
     def destination_bucket(self) -> str:
@@ -88,40 +75,17 @@ class CopyWorkload:
         return self.to_prefix.startswith(self.prefix) or self.prefix.startswith(self.to_prefix)
 
     def validate(self) -> None:
-        if self.concurrency < 1:
-            raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
-        check_run_numbers(self)
-        if self.threads is not None and self.threads < 1:
-            raise UsageError(f"threads must be at least 1, not {self.threads}")
+        self.check_run()
         if not MIN_PART <= self.part_size <= MAX_PART:
             raise UsageError("--part-size must be from 5MiB to 5GiB: S3's smallest part of a multipart copy, and "
                              "its largest CopyObject")
-        if self.duration is not None and self.duration <= 0:
-            raise UsageError("duration must be positive")
-        if self.buffer_size is not None and not 1024 <= self.buffer_size <= 10 * 1024 * 1024:
-            raise UsageError("buffer size must be between 1 KiB and 10 MiB (libcurl's limits)")
-        if self.max_rate is not None and self.max_rate < 1:
-            raise UsageError("max rate must be at least 1 byte a second")
-        if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
-            raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         if self.to_prefix and not self.to_prefix.endswith("/"):
             raise UsageError(f"--to names a prefix the copies go under: end it with / "
                              f"(s3://{self.destination_bucket}/{self.to_prefix}/)")
         if self.to_prefix is not None and self.destination_bucket == self.bucket and self._overlaps():
             raise UsageError(f"--to s3://{self.destination_bucket}/{self.to_prefix} and the objects copied, "
                              f"s3://{self.bucket}/{self.prefix}, overlap: copy to a prefix apart from them")
-        check_connect_to(self.connect_to)
-        spread_entries(self.spread_to)
-        check_interface(self.interface)
         check_url_lifetime(self.url_lifetime)
-
-    def engine_settings(self, endpoint: str) -> dict:
-        """``queue_engine``'s settings for this workload against ``endpoint`` (TLS trust aside)."""
-        return dict(concurrency=self.concurrency, threads=self.threads or 1, sink="discard", ip=self.ip,
-                    connect_to=tuple(self.connect_to), spread_to=tuple(spread_entries(self.spread_to)),
-                    interface=self.interface, http_version=self.http_version, tls=endpoint.startswith("https://"),
-                    buffer_size=self.buffer_size or RECEIVE_BUFFER, keepalive=self.keepalive,
-                    max_rate=self.max_rate or 0, timeout=self.timeout, connect_timeout=self.connect_timeout)
 
     def describe(self, run_id: str = "") -> dict:
         """What a manifest keeps of it (``op`` names the run kind for the summary's words)."""

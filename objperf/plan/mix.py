@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass, field
 
 from objperf.core.errors import UsageError
 from objperf.core.steady import TOLERANCE_PCT, WINDOW_S
-from objperf.plan.bounds import check_run_numbers
 from objperf.plan.lists import PAGE_KEYS_MAX, check_max_keys
+from objperf.plan.queued import QueuedRun
 
-MIX_OPS = ("get", "head", "put", "list", "delete")
+MIX_OPS = ("get", "head", "put", "list", "copy", "delete")
 SINGLE_PUT_MAX = 5 << 30  # S3's largest single PUT: a mix's objects go up whole
 
 
@@ -39,30 +39,17 @@ def parse_mix(text: str) -> dict[str, float]:
     return {op: weights[op] / total for op in MIX_OPS if op in weights}
 
 
-@dataclass
-class MixWorkload:
+@dataclass(kw_only=True)
+class MixWorkload(QueuedRun):
     shares: dict[str, float] = field(default_factory=lambda: {"get": 1.0})
     object_size: int = 4 << 10
     concurrency: int = 16
-    threads: int | None = None
-    duration: float | None = None
-    requests: int | None = None
     bucket: str = ""
     prefix: str = ""
     seed: int = 0x9E3779B97F4A7C15
     pool: int = 0  # objects seeded for the GETs, HEADs and DELETEs to start on; 0: four a slot, 32 at least
     cleanup: bool = False
     max_keys: int = PAGE_KEYS_MAX  # what each LIST asks for of the prefix: its first page
-    ip: str = "any"
-    connect_to: tuple[str, ...] = ()
-    spread_to: tuple[str, ...] = ()
-    interface: str | None = None
-    http_version: str = "1.1"
-    timeout: float = 300.0
-    connect_timeout: float = 10.0
-    buffer_size: int | None = None
-    keepalive: bool = True
-    max_rate: int | None = None
     until_steady: bool = False  # end once the throughput has held (objperf.analysis.steady); the budget still bounds
     steady_window: float = WINDOW_S
     steady_tolerance: float = TOLERANCE_PCT
@@ -72,9 +59,7 @@ class MixWorkload:
         return self.pool or max(32, 4 * self.concurrency)
 
     def validate(self) -> None:
-        if self.concurrency < 1:
-            raise UsageError(f"concurrency must be at least 1, not {self.concurrency}")
-        check_run_numbers(self)
+        self.check_run()
         if not self.shares or any(op not in MIX_OPS or not share > 0 for op, share in self.shares.items()):
             raise UsageError(f"a mix's ops are {', '.join(MIX_OPS)}, each with a positive share")
         if not 0 < self.object_size <= SINGLE_PUT_MAX:

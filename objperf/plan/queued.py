@@ -1,5 +1,5 @@
-"""What every queue-mode workload beyond GET and PUT shares (a LIST run, a batch delete): how its engine
-connects, checked once, and the engine's settings made of it."""
+"""What every queue-mode workload beyond GET and PUT shares (a LIST run, a batch delete, server-side copies, a
+mix): how its engine connects, checked once, and the engine's settings made of it."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ class QueuedRun:
             raise UsageError("buffer size must be between 1 KiB and 10 MiB (libcurl's limits)")
         if self.max_rate is not None and self.max_rate < 1:
             raise UsageError("max rate must be at least 1 byte a second")
+        if self.ip not in ("any", "4", "6") or self.http_version not in ("1.1", "2"):
+            raise UsageError("ip must be 4, 6 or any; http version 1.1 or 2")
         check_connect_to(self.connect_to)
         spread_entries(self.spread_to)
         check_interface(self.interface)

@@ -21,8 +21,9 @@ from objperf.dataset.destination import Destination
 from objperf.plan.batches import ANSWER_BOUND, BatchWorkload
 from objperf.plan.limits import ensure_open_files
 from objperf.run.answers import Breaches, broken, refused
-from objperf.run.drive import ProgressFn, drain_until_done, drive
+from objperf.run.drive import ProgressFn, drive
 from objperf.run.jobs import ReadSource
+from objperf.run.queued_part import QueuedPart
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.client import S3Client
 from objperf.s3.deletes import delete_request, fits_a_document, read_delete_answer
@@ -49,7 +50,7 @@ def check_keys(objects: list[ObjectRef]) -> None:
                              "DeleteObjects can name it: delete without --batch")
 
 
-class BatchDeleter:
+class BatchDeleter(QueuedPart):
     """Every batch once, ``workload.concurrency`` in flight, until they are done, the time is up or a stop."""
 
     def __init__(self, client: S3Client, objects: list[ObjectRef], workload: BatchWorkload, recorder: Recorder):
@@ -96,28 +97,8 @@ class BatchDeleter:
         elif not self.engine.running:  # cut at the deadline: what was queued is never answered
             self.in_flight.clear()
 
-    def wait(self, timeout: float) -> None:
-        self.engine.wait_finished(timeout)
-
     def progress(self) -> tuple[int, int, int]:
         return 0, self.done_batches, self.failed
-
-    def finish(self) -> None:
-        self.close()
-
-    def abort(self) -> None:
-        self.close(abort=True)
-
-    def end_now(self) -> None:
-        self.deadline = time.monotonic()
-        self.engine.stop(abort=True)
-
-    def close(self, *, abort: bool = False) -> None:
-        self.stopping = True
-        self.engine.stop(abort=abort)
-        self.engine.close_queue()
-        drain_until_done(self.engine, self._take)
-        self.in_flight.clear()
 
     def summary(self) -> dict:
         """What the run's summary adds: the keys the answers said were deleted and refused, any broken answer."""

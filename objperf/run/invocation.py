@@ -49,8 +49,9 @@ class Invocation:
     @contextlib.contextmanager
     def telling(self) -> Iterator[None]:
         """What a run does between its transfers (completing uploads, stopping the server …) said in the
-        block, in a line; in a log, the progress of runs given none of their own (a study's steps) too."""
-        with telling(self.say, lines=self.mode == LINES):
+        block, in a line; the progress of runs given none of their own (a study's steps) too, in plain lines
+        every few seconds, on a terminal as in a log: a step of tens of seconds is never silent."""
+        with telling(self.say, lines=self.mode in (LINES, BAR)):
             yield
 
     @contextlib.contextmanager

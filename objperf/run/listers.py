@@ -21,13 +21,14 @@ from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.lists import PAGE_BOUND, ListWorkload
 from objperf.run.answers import Breaches, broken
-from objperf.run.drive import ProgressFn, drain_until_done, drive
+from objperf.run.drive import ProgressFn, drive
+from objperf.run.queued_part import QueuedPart
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.client import S3Client, S3Settings
 from objperf.s3.listing import PageWalk
 
 
-class Listers:
+class Listers(QueuedPart):
     """``workload.concurrency`` listers, each with at most one page in flight, until the budget or a stop."""
 
     def __init__(self, client: S3Client, workload: ListWorkload, recorder: Recorder):
@@ -73,28 +74,8 @@ class Listers:
         if self.stopping and not self.engine.running:  # cut at the deadline: what was queued is never answered
             self.in_flight.clear()
 
-    def wait(self, timeout: float) -> None:
-        self.engine.wait_finished(timeout)
-
     def progress(self) -> tuple[int, int, int]:
         return self.page_bytes, self.pages, self.failed
-
-    def finish(self) -> None:
-        self.close()
-
-    def abort(self) -> None:
-        self.close(abort=True)
-
-    def end_now(self) -> None:
-        self.deadline = time.monotonic()
-        self.engine.stop(abort=True)
-
-    def close(self, *, abort: bool = False) -> None:
-        self.stopping = True
-        self.engine.stop(abort=abort)
-        self.engine.close_queue()
-        drain_until_done(self.engine, self._take)
-        self.in_flight.clear()
 
     def summary(self) -> dict:
         """What the run's summary adds: the passes through the listing completed, and any broken page."""

@@ -20,17 +20,18 @@ from objperf._engine.config import queue_engine
 from objperf._engine.payload import payload
 from objperf.core.errors import TargetError
 from objperf.core.progress import phase, tell
-from objperf.core.schema import OP, OP_LIST, OPS, UNKNOWN_SIZE, ok_requests
+from objperf.core.schema import OP, OP_COPY, OP_LIST, OPS, S3_ERROR_BYTES, UNKNOWN_SIZE, ok_requests
 from objperf.dataset.destination import Destination
+from objperf.plan.copies import DOCUMENT_BOUND, copy_source
 from objperf.plan.limits import ensure_open_files
 from objperf.plan.lists import PAGE_BOUND
 from objperf.plan.mix import MixWorkload
-from objperf.plan.reads import RECEIVE_BUFFER, spread_entries
 from objperf.run.answers import Breaches, broken
 from objperf.run.drive import ProgressFn, drain_until_done, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.client import S3Client, S3Settings
 from objperf.s3.listing import PageWalk
+from objperf.s3.xml import copy_result
 
 PAYLOAD_PERIOD = 16 << 20  # a larger object repeats its payload (the engine wraps round it)
 RESIGN_EVERY_S = 300.0  # each (op, key)'s URL is kept this long, within any URL lifetime objperf signs for
@@ -47,14 +48,8 @@ class Mixer:
         self.weights = np.array([workload.shares[op] for op in self.ops])
         self.data = payload(max(min(workload.object_size, PAYLOAD_PERIOD), 1))
         self.depth = 2 * workload.concurrency
-        self.engine = queue_engine(self.depth + 8, payload=self.data, concurrency=workload.concurrency,
-                                   threads=workload.threads or 1, sink="discard", ip=workload.ip,
-                                   connect_to=tuple(workload.connect_to),
-                                   spread_to=tuple(spread_entries(workload.spread_to)), interface=workload.interface,
-                                   http_version=workload.http_version, tls=client.endpoint.startswith("https://"),
-                                   buffer_size=workload.buffer_size or RECEIVE_BUFFER, keepalive=workload.keepalive,
-                                   max_rate=workload.max_rate or 0, timeout=workload.timeout,
-                                   connect_timeout=workload.connect_timeout, **client.settings.engine_tls())
+        self.engine = queue_engine(self.depth + 8, payload=self.data, **workload.engine_settings(client.endpoint),
+                                   **client.settings.engine_tls())
         self.pool = [self._label(key) for key in seeded]  # key indexes of objects there, none being deleted
         self.in_flight: Counter[int] = Counter()
         self.submitted = self.unfinished = 0
@@ -68,6 +63,9 @@ class Mixer:
                                                   expires=int(3 * RESIGN_EVERY_S))
         self.list_labels: list[int] = []  # labels of the prefix no LIST holds now
         self.listing: dict[int, int] = {}  # a LIST's label → its entry in the job table
+        # COPYs: each writes a new object (its label) from one of the pool, which no DELETE takes meanwhile
+        self.copying: dict[int, tuple[int, int]] = {}  # a copy's label → (its entry in the job table, its source's)
+        self._copies = 0
         self.breaches = Breaches()
 
     def _label(self, key: str) -> int:
@@ -156,7 +154,8 @@ class Mixer:
         return possible[int(self.rng.choice(len(possible), p=weights / weights.sum()))]
 
     def _object_for(self, op: str, *, take: bool) -> int | None:
-        """An object of the pool for a GET or HEAD (any), or a DELETE (none in flight; taken from the pool)."""
+        """An object of the pool for a GET, HEAD or COPY (any), or a DELETE (none in flight; taken from the
+        pool)."""
         if not self.pool:
             return None
         if op != "delete":
@@ -180,6 +179,9 @@ class Mixer:
         if op == "list":
             self._submit_list()
             return
+        if op == "copy":
+            self._submit_copy()
+            return
         if op == "put":
             self._puts += 1
             index = self._label(f"{self.workload.prefix}{self.recorder.run_id}/put-{self._puts:08d}")
@@ -202,6 +204,41 @@ class Mixer:
         self.listing[index] = self.engine.submit(self.first_page(None), OP_LIST, index, 0, 0, document=PAGE_BOUND)
         self.submitted += 1
         self.unfinished += 1
+
+    def _submit_copy(self) -> None:
+        """A CopyObject of an object of the pool to a new key, its source signed in its URL."""
+        source = self._object_for("copy", take=False)
+        self._copies += 1
+        index = self._label(f"{self.workload.prefix}{self.recorder.run_id}/copy-{self._copies:08d}")
+        keys = self.recorder.labels["keys"]
+        headers = {"x-amz-copy-source": copy_source(self.workload.bucket, keys[source])}
+        url = self.client.presign(self.workload.bucket, keys[index], method="put_object",
+                                  expires=int(3 * RESIGN_EVERY_S), headers=headers)
+        entry = self.engine.submit(url, OP_COPY, index, 0, self.workload.object_size,
+                                   headers=[f"{name}: {value}" for name, value in headers.items()],
+                                   document=DOCUMENT_BOUND)
+        self.copying[index] = (entry, source)
+        self.in_flight[index] += 1
+        self.in_flight[source] += 1  # no DELETE takes it while it is copied
+        self.submitted += 1
+        self.unfinished += 1
+
+    def _copied(self, cols: dict, row: int, index: int, good: bool) -> bool:
+        """A COPY's row held to its document (a 200 with an <Error>, or no ETag, copied nothing); whether the copy
+        is there."""
+        entry, source = self.copying.pop(index)
+        self.in_flight[source] -= 1
+        document = self.engine.document(entry)
+        if not good:
+            return False
+        etag, error = copy_result(document)
+        if etag is None:
+            broken(cols, row)
+            cols["s3_error"][row] = (error or "").encode("utf-8", "replace")[:S3_ERROR_BYTES]
+            self.breaches.add(f"a CopyObject answered 200 without a copy's result ({error or 'no ETag'})")
+            return False
+        cols["etag"][row] = etag.encode()
+        return True
 
     def _listed(self, cols: dict, row: int, index: int, good: bool) -> None:
         """A LIST's row: its page held to the contract, its length the keys it lists; its label free again."""
@@ -232,9 +269,11 @@ class Mixer:
                 self._listed(cols, row, index, good)
                 continue
             self.in_flight[index] -= 1
+            if op == "COPY":
+                good = self._copied(cols, row, index, good)
             if good and op in ("GET", "PUT"):
                 self.acknowledged_bytes += int(cols["bytes"][row])
-            if (op == "PUT" and good) or (op == "DELETE" and not good):  # there (again) for the others
+            if (op in ("PUT", "COPY") and good) or (op == "DELETE" and not good):  # there (again) for the others
                 self.pool.append(index)
         self.unfinished = max(self.unfinished, 0)
         self.recorder.add(cols)  # the LISTs' rows as their pages said
