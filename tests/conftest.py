@@ -232,6 +232,21 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+@pytest.fixture
+def collector_quiet():
+    """The cyclic garbage collector run now and held off for the test: a test that sends itself a Ctrl-C wants the
+    KeyboardInterrupt where it waits for it, not inside a finalizer of an earlier test's garbage that the
+    collector happened to run at that moment (Python reports it there as ignored, and the test sees none)."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield

@@ -109,7 +109,7 @@ def test_no_save_keeps_nothing_and_refuses_figures(store, runs_dir):
 
 
 @pytest.mark.integration
-def test_ctrl_c_during_an_api_run_keeps_its_rows(s3_env, tmp_path, trickle_url):
+def test_ctrl_c_during_an_api_run_keeps_its_rows(s3_env, tmp_path, trickle_url, collector_quiet):
     """The notebook's stop button is a SIGINT to the kernel: the run stops as on the command line."""
     timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()

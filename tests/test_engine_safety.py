@@ -319,7 +319,7 @@ def test_errors_are_classified_by_their_codes_not_their_words():
 
 
 @pytest.mark.integration
-def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, monkeypatch):
+def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, monkeypatch, collector_quiet):
     """A SIGINT taken inside ``Thread.start`` (after the thread exists, before its start is noted) left a
     thread running that ``running`` did not see: ``close`` freed its libcurl handles under it, and the next
     run's engine crashed in curl_multi_socket_action (seen in about one run in twenty of the API's Ctrl-C
@@ -352,7 +352,7 @@ def test_ctrl_c_while_the_engine_starts_its_threads_leaves_none_unseen(store, mo
 
 
 @pytest.mark.integration
-def test_ctrl_c_while_waiting_for_the_engine_leaves_its_threads_seen(store):
+def test_ctrl_c_while_waiting_for_the_engine_leaves_its_threads_seen(store, collector_quiet):
     """Python 3.11's ``Thread.join``, interrupted by Ctrl-C while it waits, notes the thread as ended though it
     still runs (its bpo-45274 branch releases the lock the running thread holds).  ``running`` then said
     False, ``close`` freed libcurl's handles under the thread, and a later run crashed in
