@@ -77,9 +77,7 @@ class BatchDeleter(QueuedPart):
     # -- the drive loop's part ---------------------------------------------------------------
 
     def start(self) -> None:
-        if self.workload.duration:
-            self.deadline = time.monotonic() + self.workload.duration
-        self.engine.start(self.workload.duration or 0.0)
+        super().start()
         self._feed()
 
     @property

@@ -56,9 +56,7 @@ class Listers(QueuedPart):
     # -- the drive loop's part ---------------------------------------------------------------
 
     def start(self) -> None:
-        if self.workload.duration:
-            self.deadline = time.monotonic() + self.workload.duration
-        self.engine.start(self.workload.duration or 0.0)
+        super().start()
         for lister in range(self.workload.concurrency):
             self._new_pass(lister)
 

@@ -28,6 +28,7 @@ from objperf.plan.lists import PAGE_BOUND
 from objperf.plan.mix import MixWorkload
 from objperf.run.answers import Breaches, broken
 from objperf.run.drive import ProgressFn, drain_until_done, drive
+from objperf.run.queued_part import QueuedPart
 from objperf.run.recorder import Recorder, RunResult
 from objperf.s3.client import S3Client, S3Settings
 from objperf.s3.listing import PageWalk
@@ -38,7 +39,7 @@ RESIGN_EVERY_S = 300.0  # each (op, key)'s URL is kept this long, within any URL
 METHOD = {"get": "get_object", "head": "head_object", "put": "put_object", "delete": "delete_object"}
 
 
-class Mixer:
+class Mixer(QueuedPart):
     """Feeds an engine the mix's requests until its budget or a stop: a part of the drive loop."""
 
     def __init__(self, client: S3Client, workload: MixWorkload, recorder: Recorder, seeded: list[str]):
@@ -86,11 +87,6 @@ class Mixer:
 
     # -- the loop ---------------------------------------------------------------
 
-    def start(self) -> None:
-        if self.workload.duration:
-            self.deadline = time.monotonic() + self.workload.duration
-        self.engine.start(self.workload.duration or 0.0)
-
     @property
     def done(self) -> bool:
         return self.stopping and self.unfinished == 0
@@ -105,24 +101,9 @@ class Mixer:
         elif not self.engine.running:  # cut at the deadline: what was queued will never be answered
             self.unfinished = 0
 
-    def wait(self, timeout: float) -> None:
-        self.engine.wait_finished(timeout)
-
     def progress(self) -> tuple[int, int, int]:
         _, requests, failed = self.engine.progress()
         return self.acknowledged_bytes, requests, failed
-
-    def finish(self) -> None:
-        self.close()
-
-    def abort(self) -> None:
-        self.close(abort=True)
-
-    def end_now(self) -> None:
-        """The run's end came early (its throughput held): its time is up now, the requests in flight cut as at
-        its deadline."""
-        self.deadline = time.monotonic()
-        self.engine.stop(abort=True)
 
     def close(self, *, abort: bool = False) -> None:
         self.engine.stop(abort=abort)

@@ -1,4 +1,4 @@
-"""The drive loop's ``Part`` calls that a queue-mode workload's feeder (a LIST run's listers, a batch delete)
+"""The drive loop's ``Part`` calls that a queue-mode workload's feeder (a mix, a LIST run's listers, a batch delete)
 makes alike: waiting for a job to finish, and ending — at its end, cut now, or stopped — with every row of what
 was in flight taken."""
 
@@ -10,8 +10,14 @@ from objperf.run.drive import drain_until_done
 
 
 class QueuedPart:
-    """Mixed into a feeder that has ``engine`` (queue mode), ``_take(rows)``, ``in_flight``, ``stopping`` and
-    ``deadline``."""
+    """Mixed into a feeder that has ``workload`` (its ``duration``), ``engine`` (queue mode), ``_take(rows)``,
+    ``in_flight``, ``stopping`` and ``deadline``."""
+
+    def start(self) -> None:
+        """The engine started, the run's deadline set from its duration."""
+        if self.workload.duration:
+            self.deadline = time.monotonic() + self.workload.duration
+        self.engine.start(self.workload.duration or 0.0)
 
     def wait(self, timeout: float) -> None:
         self.engine.wait_finished(timeout)
