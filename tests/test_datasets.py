@@ -290,7 +290,7 @@ def test_parts_are_compacted_a_row_group_at_a_time_in_order_and_in_one_schema(tm
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from objperf.dataset import directory as dataset
+    from objperf.dataset import writer as dataset
 
     monkeypatch.setattr(dataset, "ROW_GROUP_ROWS", 10)
     writer = dataset.DatasetWriter(tmp_path / "d", {"run_id": "r"})

@@ -6,9 +6,9 @@ import pytest
 
 from objperf.core.errors import UsageError
 from objperf.dataset.destination import NOWHERE, Destination, RowSink
-from objperf.dataset.directory import DatasetWriter
 from objperf.dataset.store_prefix import StorePrefix
 from objperf.dataset.store_writer import StoreWriter
+from objperf.dataset.writer import DatasetWriter
 from objperf.s3.settings import S3Settings
 
 pytestmark = pytest.mark.timeout(30)

@@ -515,7 +515,7 @@ def test_of_writers_started_together_on_one_new_dataset_one_writes_and_the_other
     import threading
 
     from objperf.core.errors import UsageError
-    from objperf.dataset.directory import DatasetWriter
+    from objperf.dataset.writer import DatasetWriter
 
     out = tmp_path / "out"
     if exists:

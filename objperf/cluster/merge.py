@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from objperf.dataset.directory import MANIFEST, ROWS_DIR, SAMPLES_DIR, DatasetWriter, load
+from objperf.dataset.directory import MANIFEST, ROWS_DIR, SAMPLES_DIR, load
+from objperf.dataset.writer import DatasetWriter
 
 
 def write_hosts(writer: DatasetWriter, label: str, files: dict[str, bytes]) -> dict:

@@ -57,8 +57,8 @@ def run_on_cluster(cluster: Cluster, job: Callable, *, kind: str, out: Destinati
 
     from objperf.analysis.cluster_summary import cluster_summary
     from objperf.cluster.merge import cluster_rows, write_hosts
-    from objperf.dataset.directory import DatasetWriter
     from objperf.dataset.store_writer import StoreWriter, parts_left_by
+    from objperf.dataset.writer import DatasetWriter
 
     run_id = uuid.uuid4().hex[:16]
     names = {name: f"objperf-{run_id}-{name}" for name in ("ready", "start", "go", "stop")}

@@ -2,7 +2,7 @@
 (``Destination.of``), and handed down: the recorder, the cluster runner and the workflows ask it, never the type
 of what the user gave.  Free of pyarrow (a run that keeps no rows never loads it).
 
-Both dataset writers are a ``RowSink``: ``objperf.dataset.directory.DatasetWriter`` (a directory) and
+Both dataset writers are a ``RowSink``: ``objperf.dataset.writer.DatasetWriter`` (a directory) and
 ``objperf.dataset.store_writer.StoreWriter`` (a store prefix)."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Destination:
     def open(self, manifest: dict) -> RowSink | None:
         """The writer of this destination's dataset, its manifest begun; None when rows go nowhere."""
         if self.directory is not None:
-            from objperf.dataset.directory import DatasetWriter
+            from objperf.dataset.writer import DatasetWriter
 
             return DatasetWriter(self.directory, manifest)
         if self.store is not None:

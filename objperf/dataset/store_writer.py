@@ -33,7 +33,7 @@ class StoreWriter:
     the driver and hands its files' sizes and digests back instead."""
 
     def __init__(self, out: StorePrefix, manifest: dict):
-        from objperf.dataset.directory import FORMAT
+        from objperf.dataset.writer import FORMAT
         from objperf.s3.client import S3Client
 
         self.out = self.path = out

@@ -11,7 +11,8 @@ import pandas as pd
 import pyarrow as pa
 
 from objperf.core.schema import COLUMNS, ENGINE_COLUMNS, UNKNOWN_SIZE, UNSAID
-from objperf.dataset.directory import DatasetWriter, unified
+from objperf.dataset.directory import unified
+from objperf.dataset.writer import DatasetWriter
 from objperf.run.metadata import utc_now
 
 TEXT = ("run_id", "host", "op", "bucket", "key", "s3_error", "remote_ip", "local_ip", "http_version", "etag")

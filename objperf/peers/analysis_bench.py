@@ -17,7 +17,8 @@ def bench_analysis(rows: int) -> str:
 
     from objperf.analysis.stats import concurrency_curve
     from objperf.core.schema import empty_columns
-    from objperf.dataset.directory import DatasetWriter, load, rows_to_table
+    from objperf.dataset.directory import load, rows_to_table
+    from objperf.dataset.writer import DatasetWriter
 
     grid = np.array([1, 2, 4, 8, 16, 32, 64, 128])
     with tempfile.TemporaryDirectory(prefix="objperf-bench-rows-") as tmp:

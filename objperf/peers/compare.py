@@ -259,7 +259,8 @@ def run_compare(targets: list[Target], names: list[str], *, size: int, repeat: i
     import pandas as pd
     import pyarrow as pa
 
-    from objperf.dataset.directory import SAMPLES_DIR, DatasetWriter
+    from objperf.dataset.directory import SAMPLES_DIR
+    from objperf.dataset.writer import DatasetWriter
     from objperf.run.metadata import system_info, utc_now
     from objperf.run.sampler import Sampler
 

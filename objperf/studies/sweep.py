@@ -30,12 +30,12 @@ from objperf.dataset.directory import (
     MANIFEST,
     ROWS_DIR,
     SAMPLES_DIR,
-    file_digests,
     load,
     load_samples,
     load_steps,  # noqa: F401 - where notebooks and scripts have long found it
     read_manifest,
 )
+from objperf.dataset.writer import file_digests
 from objperf.run.metadata import system_info, utc_now
 from objperf.run.recorder import RunResult
 from objperf.studies.grids import STEP_RESULTS

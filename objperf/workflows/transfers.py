@@ -17,7 +17,6 @@ EMBEDDED_BUCKET = "objperf"
 def fetch(options: FetchOptions, invocation: Invocation):
     """The read run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of a
     cluster with ``cluster``): a ``RunResult``."""
-    from objperf.cluster.runner import run_across
     from objperf.run.jobs import ReadSource, read_job
     from objperf.s3.target import split_s3_url
 
@@ -41,6 +40,8 @@ def fetch(options: FetchOptions, invocation: Invocation):
         job = functools.partial(read_job, ReadSource(url, settings, keys, buckets, options.url_lifetime), workload,
                                 keep_rows=options.rows_needed())
         if options.cluster_asked():
+            from objperf.cluster.runner import run_across
+
             result = run_across(options, invocation, job, out=out, kind="read",
                                 target={"url": url, **settings.describe()}, workload=workload.describe())
         else:
@@ -52,7 +53,6 @@ def fetch(options: FetchOptions, invocation: Invocation):
 def put(options: PutOptions, invocation: Invocation):
     """The write run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of
     a cluster with ``cluster``, each under its own ``hostNN/`` prefix): a ``RunResult``."""
-    from objperf.cluster.runner import run_across
     from objperf.cluster.writes import abort_lost
     from objperf.run.jobs import write_job
 
@@ -72,6 +72,8 @@ def put(options: PutOptions, invocation: Invocation):
             settings, create = stack.enter_context(invocation.local_server()).settings(), True
         job = functools.partial(write_job, settings, workload, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
+            from objperf.cluster.runner import run_across
+
             result = run_across(options, invocation, job, out=out, kind="write",
                                 target={"kind": "s3", **settings.describe(), "buckets": buckets},
                                 workload=workload.describe(), on_lost=functools.partial(abort_lost, settings,
@@ -85,7 +87,6 @@ def put(options: PutOptions, invocation: Invocation):
 def mixed(options: MixedOptions, invocation: Invocation):
     """The mixed run ``options`` describe (on ``invocation``'s local server when no URL is given, on every host of
     a cluster with ``cluster``): a ``RunResult``."""
-    from objperf.cluster.runner import run_across
     from objperf.cluster.writes import abort_lost
     from objperf.plan.reads import ReadWorkload
     from objperf.run.jobs import ReadSource, mixed_job
@@ -117,6 +118,8 @@ def mixed(options: MixedOptions, invocation: Invocation):
         job = functools.partial(mixed_job, ReadSource(url, settings, url_lifetime=options.url_lifetime), reads,
                                 writes, create, keep_rows=options.rows_needed())
         if options.cluster_asked():
+            from objperf.cluster.runner import run_across
+
             result = run_across(options, invocation, job, out=out, kind="mixed",
                                 target={"url": url, **settings.describe()},
                                 workload={"read": reads.describe(), "write": writes.describe()},
