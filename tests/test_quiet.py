@@ -253,6 +253,24 @@ def test_a_run_that_moves_no_body_says_its_requests_a_second_not_a_rate_of_nothi
         bar.close()
 
 
+@pytest.mark.parametrize("total", [3000 << 10, 1000, 40 << 10, 700 << 20, 3 << 30, 12 << 30])
+def test_a_seeding_line_says_amounts_that_agree_with_its_share_done(total):
+    """Seeding 3,000 objects of 1 KiB said "seeding 0/3 MiB (17%)": what it says done and in all, read back,
+    give the share it prints, whatever the total; and small objects' pace is said in requests too."""
+    said: list[str] = []
+    progress = Progress(total_s=None, shown=LINES, total_bytes=total, label="seeding", say=said.append)
+    for tick in range(1, 13):  # every 0.5 s, a twelfth of the total each time
+        progress(tick * 0.5, total * tick // 12, tick * 40, 0)
+    assert said
+    for line in said:
+        found = re.fullmatch(r"  seeding ([\d.]+)/([\d.]+) (B|KiB|MiB|GiB) \((\d+)%\)  .* Gbps  .* MiB/s  \d+ req/s",
+                             line)
+        assert found, line
+        done, whole, share = float(found[1]), float(found[2]), int(found[4])
+        assert whole > 0
+        assert abs(100 * done / whole - share) <= 5, line  # the figures shown say the share shown
+
+
 def test_a_step_says_what_it_does_once_it_lasts_and_nothing_when_quick():
     said: list[str] = []
     with telling(said.append):

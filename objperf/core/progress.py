@@ -30,6 +30,15 @@ def rates(nbytes: float, nrequests: float, seconds: float) -> str:
             f"{nrequests / seconds:.0f} req/s")
 
 
+def amounts(done: int, total: int) -> str:
+    """``0.5/2.9 MiB``: bytes done of a total, in the total's unit, precise enough that the two agree with
+    the share of it done (never ``0/3 MiB`` at 17 %)."""
+    unit, factor = next(((unit, factor) for unit, factor in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10))
+                         if total >= factor), ("B", 1))
+    places = 0 if factor == 1 or total / factor >= 100 else 1
+    return f"{done / factor:.{places}f}/{total / factor:.{places}f} {unit}"
+
+
 def run_rates(moved: int, done: int, nbytes: float, nrequests: float, seconds: float) -> str:
     """What a run's progress says of ``nbytes`` and ``nrequests`` in ``seconds``: ``rates`` once the run has
     moved a byte of body (``moved``, every byte so far); until then, as for the whole of a run of HEADs or
@@ -97,9 +106,8 @@ class Progress:
         self._last_line = (elapsed, nbytes, nrequests)
         label = f"{self.label} " if self.label else ""
         if self.total_bytes:  # bytes of a known total (seeding): how far, how fast
-            rate = rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev).rsplit("  ", 1)[0]
-            self._say(f"  {label}{nbytes / MIB:.0f}/{self.total_bytes / MIB:.0f} MiB "
-                      f"({nbytes / self.total_bytes:.0%})  {rate}")
+            rate = rates(nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)  # req/s: small objects' pace
+            self._say(f"  {label}{amounts(nbytes, self.total_bytes)} ({nbytes / self.total_bytes:.0%})  {rate}")
             return
         done = f"{elapsed:.1f}/{self.total_s:g} s" if self.total_s else f"{elapsed:.1f} s"
         rate = run_rates(nbytes, nrequests, nbytes - b_prev, nrequests - r_prev, elapsed - t_prev)
