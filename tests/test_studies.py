@@ -377,6 +377,16 @@ def test_a_studys_figures_are_its_notebooks_with_the_published_values(name, tmp_
         plt.close(ax.figure)
 
 
+def test_study_list_says_request_rates_quick_writes_last_their_step():
+    """request-rate's PUT steps set their requests, so --quick runs them for their 1 s like its other steps:
+    the list said they wrote "until one part per slot is acknowledged"."""
+    from objperf.studies.listing import durations, planned_steps
+
+    steps = planned_steps("request-rate", True)
+    assert durations("request-rate").startswith(f"quick {steps} steps of 1 s ({steps} s of load);")
+    assert "until one part per slot" in durations("key-fanout")
+
+
 def test_study_list_gives_each_question_and_its_durations():
     from objperf.options.names import STUDY_NAMES
     from objperf.studies.listing import planned_steps, question

@@ -12,6 +12,9 @@ from objperf.studies.grids import DEFAULTS, QUICK_WRITE_CAP_S, default_grid, ste
 # Steps a study runs beside its grid's: per direction, per address, per mode, its replica sweep.
 _EXTRA = {"key-fanout": 2, "bucket-fanout": 2, "request-rate": 4}  # request-rate: GET, HEAD, PUT, DELETE
 WRITES = frozenset({"key-fanout", "bucket-fanout", "mixed", "request-rate"})  # studies with write steps beside reads
+# ... whose write steps set their own requests (the catalog passes requests=): --quick runs them for their
+# duration, as the other steps, not until one part per slot is acknowledged (StudyContext.write_step)
+PINNED_WRITES = frozenset({"request-rate"})
 # checksums: none, then each of its four algorithms in a header and as a trailer
 _FIXED_STEPS = {"ip-family": 2, "mixed": 3, "sustained": 1, "ceiling-proof": 2, "checksums": 9}
 
@@ -50,7 +53,7 @@ def durations(name: str) -> str:
         if quick and name == "write-part-size":
             said.append(f"{what}, each until one part per slot is acknowledged "
                         f"(at most {QUICK_WRITE_CAP_S:g} s)")
-        elif quick and name in WRITES:
+        elif quick and name in WRITES - PINNED_WRITES:
             said.append(f"{what} of {seconds:g} s, writes until one part per slot is acknowledged")
         else:
             said.append(f"{what} of {seconds:g} s ({_span(steps * seconds)} of load)")
