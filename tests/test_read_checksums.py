@@ -38,6 +38,8 @@ def test_whole_reads_of_objects_written_with_a_checksum_are_verified(store, tmp_
     assert summary["error_requests"] == 0 and summary["bytes"] == 9 << 20
     again = json.loads(run_cli("objperf", "analyze", str(tmp_path / "r"), "--json").stdout)["summary"]
     assert again["checksums"] == summary["checksums"]
+    said = run_cli("objperf", "analyze", str(tmp_path / "r")).stdout
+    assert "each object's checksum asked for (checksum mode)" in said  # the workload line names it
     # Ranges: S3 names no checksum on a part of an object; none is counted verified.
     done, summary = fetch(f"s3://{store.bucket}/{prefix}", store.server.endpoint, tmp_path / "ranges",
                           "--range-size", "1MiB", environ=store.env())

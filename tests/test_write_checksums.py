@@ -67,6 +67,10 @@ def test_the_manifest_records_the_checksum_sent(store, tmp_path):
     put(store, tmp_path, "--object-size", "1MiB", "-n", "1", "--checksum", "sha256", "--checksum-trailer")
     workload = read_manifest(tmp_path / "run")["workload"]
     assert workload["checksum"] == "sha256" and workload["checksum_trailer"] is True
+    # ... and the summary's workload line says it, as the run printed it and as analyze reads it back
+    again = run_cli("objperf", "analyze", str(tmp_path / "run"))
+    assert again.returncode == 0, again.stderr
+    assert "each request with its SHA256 checksum as a trailer" in again.stdout
 
 
 def test_a_checksum_the_store_refuses_is_each_requests_failed_row_with_its_s3_code(store, tmp_path, monkeypatch):

@@ -193,8 +193,9 @@ def workload_text(workload: dict) -> str:
     if read and read.get("op") in BODILESS_WORDS:
         parts.append(f"{str(read['op']).upper()}s {read['concurrency']} in flight, {BODILESS_WORDS[read['op']]}")
     elif read:
+        checked = ", each object's checksum asked for (checksum mode)" if read.get("checksum_mode") else ""
         parts.append(f"reads {read['concurrency']} in flight, ranges of {_size(read['range_size'])}, "
-                     f"{read['sink']} sink")
+                     f"{read['sink']} sink{checked}")
     if write:
         split = f" in parts of {_size(write['part_size'])}" if write["object_size"] > write["part_size"] else ""
         drawn = write.get("sizes")
@@ -203,7 +204,11 @@ def workload_text(workload: dict) -> str:
             objects = f"objects of sizes {drawn} (seed {write.get('seed')})"
         else:
             objects = f"objects of {_size(write['object_size'])}"
-        parts.append(f"writes {write['concurrency']} in flight, {objects}{split}")
+        checksum = write.get("checksum") or "none"
+        sent = "" if checksum == "none" else \
+            f", each request with its {checksum.upper()} checksum " + ("as a trailer" if write.get("checksum_trailer")
+                                                                      else "in a header")
+        parts.append(f"writes {write['concurrency']} in flight, {objects}{split}{sent}")
     return "; ".join(parts)
 
 
