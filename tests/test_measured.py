@@ -4,6 +4,7 @@ missing (never 0, never 'within noise'), JSON that is JSON, lines that say nothi
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hostile import HostileS3
@@ -26,6 +27,19 @@ def test_target_flags_without_an_s3_url_are_one_line_before_anything_starts(tmp_
     assert len(lines) == 1 and "no s3://BUCKET/… URL was given" in lines[0], done.stderr
     assert "started local SeaweedFS" not in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["fetch", "put", "list"])
+def test_a_bad_endpoint_from_the_environment_is_one_line_that_says_where_it_came_from(tmp_path, command):
+    """An endpoint botocore refuses, given by AWS_ENDPOINT_URL, was said as "bad endpoint None: …"."""
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "AWS_CONFIG_FILE": "/nonexistent",
+           "AWS_ENDPOINT_URL": "http://127.0.0.1:1\nfoo", "OBJPERF_RUNS": str(tmp_path / "runs")}
+    done = run_cli("objperf", command, "s3://b/k", "-d", "1s", env=env, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "None" not in lines[0], done.stderr
+    assert "bad endpoint (from AWS_ENDPOINT_URL or the profile)" in lines[0], lines[0]
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 @pytest.mark.integration

@@ -117,7 +117,8 @@ class BotocorePlane:
             raise CredentialsError(
                 f"profile {settings.profile!r} not found in ~/.aws/config or ~/.aws/credentials") from None
         except ValueError as exc:
-            raise UsageError(f"bad endpoint {settings.endpoint!r}: {exc}") from None
+            where = repr(settings.endpoint) if settings.endpoint else "(from AWS_ENDPOINT_URL or the profile)"
+            raise UsageError(f"bad endpoint {where}: {exc}") from None
 
     credentials = None  # botocore's Credentials (public API), once the client is built; None when anonymous
     sender: BoundedSender | None = None  # what sends the client's calls, bounded
