@@ -6,6 +6,7 @@ import mmap
 import re
 import time
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,6 +60,39 @@ def test_page_array_is_zeroed_writable_page_aligned_memory(nbytes):
     assert not arr.any()
     arr[:] = 7
     assert int(arr.sum()) == 7 * nbytes
+
+
+def anon_huge_kib(address: int) -> int:
+    """AnonHugePages of the mapping that holds ``address`` (/proc/self/smaps), in KiB."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            first, last = (int(x, 16) for x in head.split("-"))
+            inside = first <= address < last
+        elif inside and line.startswith("AnonHugePages:"):
+            return int(line.split()[1])
+    raise AssertionError("no mapping holds the array")
+
+
+def test_page_array_in_small_pages_when_asked_holds_no_huge_page():
+    # The RAM sink's buffers for a short read: small pages, faulted faster than huge ones on a VM.
+    arr = page_array(64 << 20, huge=False)
+    assert not arr.any() and anon_huge_kib(arr.ctypes.data) == 0
+
+
+@pytest.mark.parametrize(("workload", "sizes", "pays"), [
+    (dict(), [1 << 30], False),  # one pass over a GiB: the fault would cost more than the copy saves
+    (dict(), [8 << 30], True),
+    (dict(duration=10.0), [1 << 20], True),  # timed: as long as it is given
+    (dict(bytes=16 << 30), [1 << 30], True),
+    (dict(requests=512), [1 << 30], False),  # 512 ranges of 8 MiB: 4 GiB
+    (dict(requests=2048), [1 << 30], True),
+])
+def test_huge_pages_only_for_reads_long_enough_to_win_back_their_fault(workload, sizes, pays):
+    from objperf.plan.reads import huge_pages_pay
+
+    assert huge_pages_pay(ReadWorkload(range_size=8 << 20, **workload), sizes) is pays
 
 
 @pytest.mark.integration

@@ -51,6 +51,7 @@ class EngineConfig:
     max_rate: int = 0  # bytes a second in all, shared by the slots; 0: no cap
     headers: tuple[str, ...] = ()  # header lines every request sends ("x-amz-checksum-mode: ENABLED")
     checksum_mode: bool = False  # whole-object GETs are checked against the CRC-32 the store names (needs verify)
+    huge_pages: bool = True  # the RAM sink's slot buffers in huge pages: slower to fault, cheaper to copy into
 
     @property
     def slot_speed(self) -> int:

@@ -197,7 +197,7 @@ cdef class Engine:
         spread_to, connect_to, sources = config.spread_to, config.connect_to, config.sources
         if config.sink == "ram":
             slot_cap = min(config.range_size, largest)
-            self._buffers = slot_region(self.nslots, slot_cap)
+            self._buffers = slot_region(self.nslots, slot_cap, config.huge_pages)
         for i in range(self.nslots):
             s = &self.slots[i]
             s.index = i

@@ -31,7 +31,7 @@ def _fault_in_slice(cnp.ndarray part, list failures):
         failures.append(err)
 
 
-def page_array(int64_t nbytes):
+def page_array(int64_t nbytes, bint huge=True):
     """A zeroed uint8 array on fresh anonymous memory, its pages faulted in now.
 
     Private pages: a shared anonymous mapping (mmap's default) is backed by shmem, whose
@@ -43,9 +43,11 @@ def page_array(int64_t nbytes):
     on a virtual machine a fresh huge page costs more to fault than 512 small ones (1 GiB: 1.4 s
     against 0.16 s), before the run starts: beyond the cap the wait would outweigh the gain.
     Faulting costs about 0.6 ms of CPU per MiB on a VM, so large arrays are faulted by one thread per
-    core (each at least FAULT_SLICE bytes): 128 MiB of slot buffers in half the time on two."""
+    core (each at least FAULT_SLICE bytes): 128 MiB of slot buffers in half the time on two.  ``huge=False``:
+    small pages whatever the size, for a run too short to win back the slower fault (0.015 to 0.25 s for
+    128 MiB here, as the kernel has huge pages free or must compact memory for them, against 0.07 s)."""
     region = mmap.mmap(-1, max(nbytes, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    if nbytes <= HUGE_PAGES_UP_TO and hasattr(mmap, "MADV_HUGEPAGE"):
+    if huge and nbytes <= HUGE_PAGES_UP_TO and hasattr(mmap, "MADV_HUGEPAGE"):
         region.madvise(mmap.MADV_HUGEPAGE)
     elif hasattr(mmap, "MADV_NOHUGEPAGE"):
         region.madvise(mmap.MADV_NOHUGEPAGE)
@@ -70,8 +72,8 @@ def page_array(int64_t nbytes):
     return whole[:nbytes]
 
 
-def slot_region(int nslots, int64_t slot_cap):
-    """The RAM sink's slot buffers: one mapping, a page-aligned slice per slot."""
+def slot_region(int nslots, int64_t slot_cap, bint huge=True):
+    """The RAM sink's slot buffers: one mapping, a page-aligned slice per slot (``huge``: see page_array)."""
     stride = (slot_cap + PAGE - 1) // PAGE * PAGE
-    whole = page_array(stride * nslots)
+    whole = page_array(stride * nslots, huge)
     return [whole[i * stride:i * stride + slot_cap] for i in range(nslots)]

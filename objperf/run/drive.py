@@ -150,7 +150,7 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
 def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None) -> None:
     for part in parts:
         part.start()
-    recorder.load_row_writer()  # while the first requests are in flight
+    recorder.load_later_modules()  # while the first requests are in flight
     last_progress = 0.0
     while True:
         for part in parts:

@@ -15,7 +15,7 @@ from objperf._engine.config import plan_engine
 from objperf.core.errors import UsageError
 from objperf.dataset.destination import Destination
 from objperf.plan.limits import ensure_memory, ensure_open_files
-from objperf.plan.reads import RECEIVE_BUFFER_MIN, ReadWorkload, range_count, spread_entries
+from objperf.plan.reads import RECEIVE_BUFFER_MIN, ReadWorkload, huge_pages_pay, range_count, spread_entries
 from objperf.run.drive import ProgressFn, ReadPart, drive
 from objperf.run.recorder import Recorder, RunResult
 from objperf.run.sinkpath import confined_path
@@ -54,6 +54,7 @@ def make_engine(target: ResolvedTarget, workload: ReadWorkload, fds: list[int] |
                        buffer_size=workload.receive_buffer(),
                        buffer_max=workload.receive_buffer_max(), buffer_min=RECEIVE_BUFFER_MIN,
                        keepalive=workload.keepalive, **target.engine_tls(), checksum_mode=workload.checksum_mode,
+                       huge_pages=huge_pages_pay(workload, sizes),
                        headers=tuple(f"{name}: {value}" for name, value in workload.signed_headers.items()),
                        rate=workload.rate or 0.0, max_rate=workload.max_rate or 0, **common)
 
