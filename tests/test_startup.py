@@ -25,8 +25,8 @@ def watched(self):
     start_clock(self)
 
 recorder.Recorder.start_clock = watched
-from objperf.commands.fetch import main
-code = main(sys.argv[1:])
+from importlib import import_module
+code = import_module(sys.argv[1]).main(sys.argv[2:])
 seen["code"] = code
 print(json.dumps(seen))
 """
@@ -34,8 +34,8 @@ print(json.dumps(seen))
 
 def test_a_fetch_starts_its_requests_before_loading_pyarrow_and_still_writes_every_row(tmp_path, trickle_url):
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-c", PROBE, trickle_url, "-c", "2", "--range-size", "64KiB",
-                           "--requests", "4", "--out", str(out), "--json"],
+    done = subprocess.run([sys.executable, "-c", PROBE, "objperf.commands.fetch", trickle_url, "-c", "2",
+                           "--range-size", "64KiB", "--requests", "4", "--out", str(out), "--json"],
                           capture_output=True, text=True, timeout=50, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])  # after the summary's JSON
@@ -47,3 +47,20 @@ def test_a_fetch_starts_its_requests_before_loading_pyarrow_and_still_writes_eve
     rows = load(out)
     assert len(rows) == 4
     assert (rows["bytes"] == 64 << 10).all()
+
+
+def test_a_put_loads_what_its_rows_need_before_its_clock_starts(tmp_path, store):
+    """A write run's control plane (creates, completes, URLs) runs on the thread the drive loop steps: an
+    import there once the run has begun held up its first uploads (a 1 s put then had none open to abort)."""
+    out = tmp_path / "put"
+    done = subprocess.run([sys.executable, "-c", PROBE, "objperf.commands.put", f"s3://{store.bucket}/startup/",
+                           "--endpoint", store.server.endpoint, "--object-size", "1MiB", "--requests", "2",
+                           "--out", str(out), "--json"],
+                          capture_output=True, text=True, timeout=50, stdin=subprocess.DEVNULL, env=store.env())
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["pyarrow"] and seen["numpy.ma"] and seen["code"] == 0
+
+    from objperf import load
+
+    assert len(load(out)) >= 2

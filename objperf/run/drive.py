@@ -50,6 +50,8 @@ class ReadPart:
     """A read engine (plan mode): rows go to the recorder, ``key_index`` shifted by ``key_offset`` when
     several targets share one run's labels."""
 
+    feeds_itself = True  # its engine plans its own requests: the drive loop's steps only take its rows
+
     def __init__(self, engine, recorder: Recorder, *, duration: float = 0.0, renew_urls: Callable[[], None] | None
                  = None, key_offset: int = 0):
         self.engine = engine
@@ -118,6 +120,8 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
             except BaseException:
                 _close_unstarted(parts)  # built, never started: their handles go all the same
                 raise
+        if not all(getattr(part, "feeds_itself", False) for part in parts):
+            recorder.load_later_modules()  # this thread steers the run: no import may hold it up once it runs
         recorder.start_clock()
         try:
             _loop(recorder, parts, on_progress)
@@ -150,7 +154,7 @@ def drive(recorder: Recorder, parts: list[Part], *, on_progress: ProgressFn | No
 def _loop(recorder: Recorder, parts: list[Part], on_progress: ProgressFn | None) -> None:
     for part in parts:
         part.start()
-    recorder.load_later_modules()  # while the first requests are in flight
+    recorder.load_later_modules()  # in flight now; done before the clock unless the engines feed themselves
     last_progress = 0.0
     while True:
         for part in parts:

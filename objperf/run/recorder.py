@@ -168,17 +168,19 @@ class Recorder:
                 gc.disable()
 
     def load_later_modules(self) -> None:
-        """Import what the run needs only once rows come in, while its first requests are in flight: a run's
-        start does not wait for them, nor its end.  NumPy's masked arrays, which np.unique loads on its first
-        call (20 ms), and with a dataset pyarrow's parquet writer (50 ms).  Their CPU, this thread's, is kept
-        out of the run's, which counts what the requests cost."""
+        """Import what the run needs only once rows come in: NumPy's masked arrays, which np.unique loads on
+        its first call (20 ms), and with a dataset pyarrow's parquet writer (50 ms).  The drive loop calls it
+        once the first requests are in flight where engines feed themselves (a run's start need not wait for
+        these), before the clock where this thread steers the run.  Their CPU within the clock, this thread's,
+        is kept out of the run's, which counts what the requests cost."""
         wanted = ["numpy.ma"] + (["objperf.dataset.directory"] if self.writer is not None else [])
         if all(name in sys.modules for name in wanted):
             return
         started = time.thread_time()
         for name in wanted:
             importlib.import_module(name)
-        self._setup_cpu_s += time.thread_time() - started
+        if self._usage0 is not None:  # the clock runs
+            self._setup_cpu_s += time.thread_time() - started
 
     @property
     def elapsed(self) -> float:
